@@ -1,0 +1,143 @@
+"""The typed, frozen training configuration and its validation (no MindSpore import)."""
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import asdict, dataclass, fields, replace
+from typing import Any
+
+NETWORKS = ("lenet5", "mlp")
+STYLES = ("cell", "functional")
+MODES = ("graph", "pynative")
+OPTIMIZERS = ("momentum", "sgd", "adam")
+LOSSES = ("softmax_ce", "cross_entropy", "label_smoothing")
+AMP_LEVELS = ("O0", "O1", "O2", "O3")
+
+LABELS = {
+    "lenet5": "LeNet-5", "mlp": "MLP (784-512-512-10)",
+    "cell": "Cell: WithLossCell + TrainOneStepCell", "functional": "Functional: value_and_grad + optimizer",
+    "graph": "Graph (compiled)", "pynative": "PyNative (eager)",
+    "momentum": "Momentum", "sgd": "SGD", "adam": "Adam",
+    "softmax_ce": "SoftmaxCrossEntropyWithLogits(sparse=True)", "cross_entropy": "CrossEntropyLoss",
+    "label_smoothing": "Label-smoothing CE (custom nn.LossBase)",
+}
+
+MAX_BATCH = 4096
+MAX_EPOCHS = 1000
+
+
+class ConfigError(ValueError):
+    """Invalid configuration; `errors` maps each bad field to a message for a person."""
+
+    def __init__(self, errors: dict[str, str]):
+        self.errors = errors
+        super().__init__("; ".join(f"{k}: {v}" for k, v in errors.items()))
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    network: str = "lenet5"
+    style: str = "cell"
+    mode: str = "graph"
+    optimizer: str = "momentum"
+    learning_rate: float = 0.01
+    momentum: float = 0.9
+    weight_decay: float = 0.0
+    loss: str = "softmax_ce"
+    batch_size: int = 64
+    epochs: int = 10
+    seed: int = 42
+    val_fraction: float = 0.1
+    early_stopping: bool = False
+    patience: int = 3
+    num_parallel_workers: int = 1
+    amp_level: str = "O0"
+    data_dir: str | None = None  # None: the bundled 5,000 images
+
+    def errors(self) -> dict[str, str]:
+        """Every problem with this config, by field; empty when valid."""
+        e: dict[str, str] = {}
+        for name, allowed in (("network", NETWORKS), ("style", STYLES), ("mode", MODES),
+                              ("optimizer", OPTIMIZERS), ("loss", LOSSES), ("amp_level", AMP_LEVELS)):
+            if getattr(self, name) not in allowed:
+                e[name] = f"unknown {name} {getattr(self, name)!r}; choose one of {', '.join(allowed)}"
+
+        def number(name, lo, hi, lo_open=False, integer=False):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or (integer and not isinstance(v, int)):
+                e[name] = f"must be {'a whole number' if integer else 'a number'}, got {v!r}"
+            elif not math.isfinite(v):
+                e[name] = f"must be a finite number, got {v!r}"
+            elif v < lo or (lo_open and v == lo) or v > hi:
+                e[name] = f"must be {'>' if lo_open else '≥'} {lo} and ≤ {hi}, got {v!r}"
+
+        number("learning_rate", 0, 10, lo_open=True)
+        number("momentum", 0, 0.999)
+        number("weight_decay", 0, 1)
+        number("batch_size", 1, MAX_BATCH, integer=True)
+        number("epochs", 1, MAX_EPOCHS, integer=True)
+        number("seed", 0, 2**31 - 1, integer=True)
+        number("val_fraction", 0, 0.5)
+        number("patience", 1, 100, integer=True)
+        number("num_parallel_workers", 1, 8, integer=True)
+        if not isinstance(self.early_stopping, bool):
+            e["early_stopping"] = f"must be true or false, got {self.early_stopping!r}"
+        elif self.early_stopping and "val_fraction" not in e and self.val_fraction == 0:
+            e["early_stopping"] = "needs a validation set: set val_fraction above 0 or turn early stopping off"
+        if self.amp_level != "O0" and "amp_level" not in e:
+            e["amp_level"] = ("mixed precision (float16) is not supported for training on CPU by MindSpore "
+                              "2.10 (float16 Conv2D/MatMul kernels are missing or slower); use O0")
+        return e
+
+    def validate(self) -> "TrainConfig":
+        e = self.errors()
+        if e:
+            raise ConfigError(e)
+        return self
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), sort_keys=True)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "TrainConfig":
+        """Build from a dict (unknown keys are refused, missing keys take defaults). Not validated."""
+        names = {f.name for f in fields(cls)}
+        unknown = sorted(set(d) - names)
+        if unknown:
+            raise ConfigError({k: "unknown setting" for k in unknown})
+        return cls(**d)
+
+    @classmethod
+    def from_json(cls, s: str) -> "TrainConfig":
+        return cls.from_dict(json.loads(s))
+
+    def with_(self, **changes) -> "TrainConfig":
+        return replace(self, **changes)
+
+
+def parse_field(name: str, text: str) -> Any:
+    """Parse one field from text (URL query values, CLI) to its type; raise ConfigError with a message."""
+    kinds = {f.name: f.type for f in fields(TrainConfig)}
+    if name not in kinds:
+        raise ConfigError({name: "unknown setting"})
+    kind = kinds[name]
+    text = str(text).strip()
+    try:
+        if kind == "int":
+            return int(text)
+        if kind == "float":
+            return float(text)
+        if kind == "bool":
+            if text.lower() in ("1", "true", "yes", "on"):
+                return True
+            if text.lower() in ("0", "false", "no", "off"):
+                return False
+            raise ValueError
+    except ValueError:
+        raise ConfigError({name: f"{text!r} is not a valid {kind}"}) from None
+    if name == "data_dir":
+        return text or None
+    return text

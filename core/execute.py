@@ -1,0 +1,147 @@
+"""Run one stored run to its end inside this process: the body of a worker and of the command-line trainer.
+
+The caller must have called core.runtime.prepare_process(config.network) before mindspore was imported.
+"""
+from __future__ import annotations
+
+import os
+import threading
+import time
+import traceback
+from typing import Callable
+
+from core.store import RunStore
+
+FLUSH_EVERY_S = 0.25   # step metrics are batched into a few writes per second
+CONTROL_EVERY_S = 0.2  # how often pause/stop requests are read from the store
+HEARTBEAT_EVERY_S = 2.0
+
+
+class StoreRecorder:
+    """Trainer callback that writes the event stream to the store, batching step rows."""
+
+    def __init__(self, store: RunStore, run_id: str, echo: Callable[[dict], None] | None = None):
+        self.store, self.run_id, self.echo = store, run_id, echo
+        self.pending: list[tuple] = []
+        self.progress: dict = {}
+        self.last_flush = 0.0
+
+    def __call__(self, event: dict) -> None:
+        kind = event["kind"]
+        if kind == "step":
+            self.pending.append((event["step"], event["epoch"], event["loss"], event["elapsed"]))
+            self.progress.update(step=event["step"], epoch=event["epoch"], samples_per_s=event["samples_per_s"],
+                                 eta=event["eta"], total_steps=event["total_steps"])
+            if time.monotonic() - self.last_flush >= FLUSH_EVERY_S:
+                self.flush()
+        elif kind == "epoch":
+            self.flush()
+            self.store.add_epoch(self.run_id, event)
+            if event.get("best"):
+                self.store.update(self.run_id, best_val_acc=event["val_acc"], best_val_loss=event["val_loss"],
+                                  best_epoch=event["epoch"])
+            elif event.get("val_acc") is None:
+                self.store.update(self.run_id, best_epoch=event["epoch"])
+            self.store.log(self.run_id, _epoch_line(event))
+        elif kind == "phase":
+            self.flush()
+            self.store.update(self.run_id, phase=event["phase"])
+            if event["phase"] == "training" and "first_step_seconds" in event:
+                self.store.log(self.run_id, f"first step (including graph compilation) took "
+                                            f"{event['first_step_seconds']:.2f} s")
+        elif kind == "log":
+            self.store.log(self.run_id, event["message"])
+        if self.echo is not None:
+            self.echo(event)
+
+    def flush(self) -> None:
+        if self.pending or self.progress:
+            self.store.add_steps(self.run_id, self.pending, **self.progress)
+        self.pending, self.progress = [], {}
+        self.last_flush = time.monotonic()
+
+
+class StoreControl:
+    """Reads pause/stop requests from the store, at most every CONTROL_EVERY_S, and mirrors the status."""
+
+    def __init__(self, store: RunStore, run_id: str):
+        self.store, self.run_id = store, run_id
+        self.request, self.checked = "run", 0.0
+
+    def _refresh(self) -> str:
+        if time.monotonic() - self.checked >= CONTROL_EVERY_S:
+            run = self.store.get(self.run_id)
+            new = run.request if run else "stop"
+            if new != self.request and new in ("pause", "run"):
+                self.store.update(self.run_id, status="paused" if new == "pause" else "running")
+                self.store.log(self.run_id, "paused" if new == "pause" else "resumed")
+            self.request, self.checked = new, time.monotonic()
+        return self.request
+
+    def paused(self) -> bool:
+        return self._refresh() == "pause"
+
+    def stop_requested(self) -> bool:
+        return self._refresh() == "stop"
+
+
+def _epoch_line(m: dict) -> str:
+    val = "" if m.get("val_acc") is None else f"  val loss {m['val_loss']:.4f}  val acc {m['val_acc']:.4f}"
+    return (f"epoch {m['epoch']}: train loss {m['train_loss']:.4f}  train acc {m['train_acc']:.4f}{val}  "
+            f"({m['epoch_seconds']:.1f} s, {m['samples_per_s']:.0f} samples/s)")
+
+
+def _heartbeat(store: RunStore, run_id: str, done: threading.Event) -> None:
+    while not done.wait(HEARTBEAT_EVERY_S):
+        try:
+            store.update(run_id, heartbeat=time.time())
+        except Exception as e:  # a locked or vanished store must not kill training; the next beat retries
+            print(f"heartbeat for {run_id} failed: {e}", flush=True)
+
+
+def execute(store: RunStore, run_id: str, echo: Callable[[dict], None] | None = None) -> str:
+    """Train the stored run, recording everything; returns its final status. Never leaves it 'running'."""
+    run = store.get(run_id)
+    if run is None:
+        raise ValueError(f"no run {run_id} in {store.db_path}")
+    config = run.config
+    store.update(run_id, status="running", started=time.time(), heartbeat=time.time(), pid=os.getpid(),
+                 phase="loading data")
+    done = threading.Event()
+    beat = threading.Thread(target=_heartbeat, args=(store, run_id, done), daemon=True)
+    beat.start()
+    recorder = StoreRecorder(store, run_id, echo)
+    ckpt_path = store.checkpoint_path(run_id)
+    try:
+        from core import checkpoint
+        from core.data_source import validate_mnist_dir
+        from core.trainer import train
+
+        folder = validate_mnist_dir(config.data_dir)
+
+        def save(net, metrics):
+            checkpoint.save(net, config, ckpt_path, {"run_id": run_id, "epoch": metrics["epoch"]})
+            store.update(run_id, checkpoint=str(ckpt_path))
+
+        result = train(config, folder, recorder, StoreControl(store, run_id), on_epoch_end=save)
+        recorder.flush()
+        if result.status != "diverged" and result.steps:
+            # Final weights (the best epoch's, with early stopping); a diverged run keeps its last good epoch.
+            save(result.net, {"epoch": result.history[-1]["epoch"] if result.history else 0})
+        message = result.message or f"finished {len(result.history)} epochs"
+        if ckpt_path.exists():
+            message += f"; checkpoint: {ckpt_path}"
+        store.log(run_id, f"{result.status}: {message}")
+        store.finish(run_id, result.status, message)
+        return result.status
+    except KeyboardInterrupt:
+        recorder.flush()
+        store.finish(run_id, "stopped", "the training process was interrupted (Ctrl-C or a forced stop)")
+        return "stopped"
+    except Exception as e:
+        recorder.flush()
+        store.log(run_id, "failed:\n" + traceback.format_exc())
+        store.finish(run_id, "failed", str(e).strip() or type(e).__name__)
+        raise
+    finally:
+        done.set()

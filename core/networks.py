@@ -1,0 +1,111 @@
+"""LeNet-5 and MLP as MindSpore cells, and a layer summary (output shapes and parameter counts).
+
+LeNet-5 is defined for 32x32 inputs; MNIST is 28x28. We pad inside the network (conv1 with padding=2),
+which is the classic 28->32 zero padding done by the layer itself. Both networks therefore take the same
+(N, 1, 28, 28) tensor, and training, evaluation and prediction share one preprocessing path that cannot
+drift apart.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import mindspore.nn as nn
+
+INPUT_SHAPE = (1, 28, 28)
+NUM_CLASSES = 10
+
+
+class LeNet5(nn.Cell):
+    def __init__(self, num_classes: int = NUM_CLASSES):
+        super().__init__()
+        self.features = nn.SequentialCell([
+            nn.Conv2d(1, 6, 5, pad_mode="pad", padding=2, has_bias=True),  # 28x28 -> 28x28 (as 32 -> 28)
+            nn.ReLU(),
+            nn.MaxPool2d(kernel_size=2, stride=2),
+            nn.Conv2d(6, 16, 5, pad_mode="valid", has_bias=True),
+            nn.ReLU(),
+            nn.MaxPool2d(kernel_size=2, stride=2),
+        ])
+        self.classifier = nn.SequentialCell([
+            nn.Flatten(),
+            nn.Dense(16 * 5 * 5, 120),
+            nn.ReLU(),
+            nn.Dense(120, 84),
+            nn.ReLU(),
+            nn.Dense(84, num_classes),
+        ])
+
+    def construct(self, x):
+        return self.classifier(self.features(x))
+
+
+class MLP(nn.Cell):
+    def __init__(self, num_classes: int = NUM_CLASSES):
+        super().__init__()
+        self.features = nn.SequentialCell([nn.Flatten()])
+        self.classifier = nn.SequentialCell([
+            nn.Dense(28 * 28, 512),
+            nn.ReLU(),
+            nn.Dense(512, 512),
+            nn.ReLU(),
+            nn.Dense(512, num_classes),
+        ])
+
+    def construct(self, x):
+        return self.classifier(self.features(x))
+
+
+def build_network(name: str, num_classes: int = NUM_CLASSES) -> nn.Cell:
+    if name == "lenet5":
+        return LeNet5(num_classes)
+    if name == "mlp":
+        return MLP(num_classes)
+    raise ValueError(f"unknown network {name!r}; choose lenet5 or mlp")
+
+
+@dataclass(frozen=True)
+class LayerRow:
+    name: str
+    kind: str
+    output_shape: tuple[int, ...]
+    params: int
+
+
+def _out_shape(layer: nn.Cell, shape: tuple[int, ...]) -> tuple[int, ...]:
+    """Shape inference for the layer kinds these networks use (no execution needed)."""
+    if isinstance(layer, nn.Conv2d):
+        c, h, w = shape
+        kh, kw = layer.kernel_size
+        sh, sw = layer.stride
+        pad = layer.padding if isinstance(layer.padding, int) else layer.padding[0]
+        pad = pad if layer.pad_mode == "pad" else 0
+        return (layer.out_channels, (h + 2 * pad - kh) // sh + 1, (w + 2 * pad - kw) // sw + 1)
+    if isinstance(layer, nn.MaxPool2d):
+        c, h, w = shape
+        k = layer.kernel_size if isinstance(layer.kernel_size, int) else layer.kernel_size[-1]
+        s = layer.stride if isinstance(layer.stride, int) else layer.stride[-1]
+        return (c, (h - k) // s + 1, (w - k) // s + 1)
+    if isinstance(layer, nn.Flatten):
+        n = 1
+        for s in shape:
+            n *= s
+        return (n,)
+    if isinstance(layer, nn.Dense):
+        return (layer.out_channels,)
+    return shape
+
+
+def summarize(net: nn.Cell) -> list[LayerRow]:
+    """One row per leaf layer, in execution order, with output shape (without batch) and parameter count."""
+    rows, shape = [], INPUT_SHAPE
+    for block_name in ("features", "classifier"):
+        block = getattr(net, block_name)
+        for i, layer in enumerate(block.cell_list):
+            shape = _out_shape(layer, shape)
+            params = sum(int(p.size) for p in layer.get_parameters())
+            rows.append(LayerRow(f"{block_name}.{i}", type(layer).__name__, shape, params))
+    return rows
+
+
+def count_parameters(net: nn.Cell) -> int:
+    return sum(int(p.size) for p in net.trainable_params())

@@ -1,0 +1,36 @@
+"""Process-wide MindSpore settings that must be chosen before `import mindspore`.
+
+oneDNN in mindspore 2.10 picks a reference convolution on AVX-512 CPUs that is ~20x slower than the
+AVX2 one; capping the ISA at AVX2 fixes convolutions but slows the matmul-only MLP. The cap is
+process-wide, so each training process picks it for its network (see bench/ for the measurements).
+"""
+from __future__ import annotations
+
+import os
+import sys
+
+# Fastest measured oneDNN ISA cap per network (None: leave oneDNN's own choice).
+ISA_FOR_NETWORK = {"lenet5": "AVX2", "mlp": None}
+APP_ISA = "AVX2"  # the app process predicts with both networks; convolutions dominate there
+
+
+def prepare_process(network: str | None = None) -> bool:
+    """Set the environment for this process's MindSpore. Returns False if mindspore was already imported
+    (the settings then cannot take effect). A value the user set explicitly is respected."""
+    os.environ.setdefault("GLOG_v", "3")  # keep the console free of MindSpore's INFO/WARNING noise
+    isa = APP_ISA if network is None else ISA_FOR_NETWORK.get(network)
+    if isa and "ONEDNN_MAX_CPU_ISA" not in os.environ:
+        os.environ["ONEDNN_MAX_CPU_ISA"] = isa
+    return "mindspore" not in sys.modules
+
+
+def set_mode(mode: str) -> None:
+    """Select Graph or PyNative execution; PyNative gets blocking launches (far steadier step times on CPU)."""
+    import mindspore as ms
+    if mode == "graph":
+        ms.set_context(mode=ms.GRAPH_MODE)
+    elif mode == "pynative":
+        ms.set_context(mode=ms.PYNATIVE_MODE)
+        ms.runtime.launch_blocking()
+    else:
+        raise ValueError(f"unknown mode {mode!r}")

@@ -1,0 +1,303 @@
+"""The run store: one SQLite database (WAL) plus a checkpoint folder; the single source of truth for runs.
+
+Workers write status, metrics, logs and checkpoints; pages read it and write requests (pause/resume/stop).
+No MindSpore import here: the app reads the store without touching MindSpore.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import sqlite3
+import time
+import uuid
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from core.config import TrainConfig
+from core.data_source import PROJECT_ROOT
+
+DATA_DIR_ENV = "STUDIO_DATA_DIR"
+ACTIVE = ("starting", "running", "paused")
+FINISHED = ("completed", "early_stopped", "stopped", "diverged", "failed", "interrupted")
+MAX_ACTIVE_RUNS = 1  # a 2-core machine trains one network at a time; a second Start is refused
+HEARTBEAT_STALE_S = 60.0
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS runs (
+    id TEXT PRIMARY KEY, name TEXT NOT NULL, source TEXT NOT NULL, config TEXT NOT NULL,
+    status TEXT NOT NULL, message TEXT NOT NULL DEFAULT '', request TEXT NOT NULL DEFAULT 'run',
+    created REAL NOT NULL, started REAL, finished REAL, heartbeat REAL, pid INTEGER,
+    phase TEXT NOT NULL DEFAULT '', step INTEGER NOT NULL DEFAULT 0, total_steps INTEGER NOT NULL DEFAULT 0,
+    epoch INTEGER NOT NULL DEFAULT 0, samples_per_s REAL, eta REAL,
+    best_val_acc REAL, best_val_loss REAL, best_epoch INTEGER, checkpoint TEXT
+);
+CREATE TABLE IF NOT EXISTS steps (
+    run_id TEXT NOT NULL, step INTEGER NOT NULL, epoch INTEGER NOT NULL, loss REAL, elapsed REAL,
+    PRIMARY KEY (run_id, step)
+);
+CREATE TABLE IF NOT EXISTS epochs (
+    run_id TEXT NOT NULL, epoch INTEGER NOT NULL, train_loss REAL, train_acc REAL, val_loss REAL,
+    val_acc REAL, epoch_seconds REAL, samples_per_s REAL, elapsed REAL, PRIMARY KEY (run_id, epoch)
+);
+CREATE TABLE IF NOT EXISTS logs (
+    id INTEGER PRIMARY KEY AUTOINCREMENT, run_id TEXT NOT NULL, t REAL NOT NULL, message TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS logs_run ON logs (run_id, id);
+"""
+
+
+class RunBusy(RuntimeError):
+    """Another run is training; the message names it."""
+
+
+@dataclass(frozen=True)
+class Run:
+    id: str
+    name: str
+    source: str
+    config: TrainConfig
+    status: str
+    message: str
+    request: str
+    created: float
+    started: float | None
+    finished: float | None
+    heartbeat: float | None
+    pid: int | None
+    phase: str
+    step: int
+    total_steps: int
+    epoch: int
+    samples_per_s: float | None
+    eta: float | None
+    best_val_acc: float | None
+    best_val_loss: float | None
+    best_epoch: int | None
+    checkpoint: str | None
+
+    @property
+    def active(self) -> bool:
+        return self.status in ACTIVE
+
+    @property
+    def duration(self) -> float | None:
+        if self.started is None:
+            return None
+        return (self.finished or time.time()) - self.started
+
+
+def default_data_dir() -> Path:
+    return Path(os.environ.get(DATA_DIR_ENV) or PROJECT_ROOT / "runs").expanduser().resolve()
+
+
+def pid_alive(pid: int | None) -> bool:
+    """True if a process with this pid runs (zombies count as dead)."""
+    if not pid:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return True  # no /proc: trust kill()
+
+
+class RunStore:
+    def __init__(self, root: str | os.PathLike | None = None):
+        self.root = Path(root).expanduser().resolve() if root else default_data_dir()
+        self.checkpoints = self.root / "checkpoints"
+        self.logs_dir = self.root / "logs"
+        try:
+            self.checkpoints.mkdir(parents=True, exist_ok=True)
+            self.logs_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise OSError(f"Cannot create the run store in {self.root} ({e.strerror}). Set {DATA_DIR_ENV} "
+                          "to a writable folder.") from None
+        self.db_path = self.root / "runs.sqlite"
+        with self._connect() as db:
+            db.execute("PRAGMA journal_mode=WAL")
+            db.executescript(SCHEMA)
+
+    @contextmanager
+    def _connect(self):
+        db = sqlite3.connect(self.db_path, timeout=30, isolation_level=None)
+        db.row_factory = sqlite3.Row
+        db.execute("PRAGMA busy_timeout=30000")
+        try:
+            yield db
+        finally:
+            db.close()
+
+    @contextmanager
+    def _tx(self):
+        with self._connect() as db:
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                yield db
+                db.execute("COMMIT")
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+
+    # --- runs -------------------------------------------------------------------------------------------
+    def create_run(self, config: TrainConfig, name: str | None = None, source: str = "dashboard",
+                   status: str = "starting", exclusive: bool = True) -> str:
+        """Insert a run. With exclusive, refuse (RunBusy) while another run is active: the check and the
+        insert are one transaction, so two simultaneous Starts cannot both win."""
+        config.validate()
+        run_id = time.strftime("%Y%m%d-%H%M%S-") + uuid.uuid4().hex[:6]
+        self.reconcile()
+        with self._tx() as db:
+            if exclusive:
+                busy = db.execute(f"SELECT id, name FROM runs WHERE status IN ({','.join('?' * len(ACTIVE))})",
+                                  ACTIVE).fetchall()
+                if len(busy) >= MAX_ACTIVE_RUNS:
+                    raise RunBusy(f"Run '{busy[0]['name']}' is already training; this machine trains one run at "
+                                  "a time. Stop it or wait for it to finish, then start again.")
+            db.execute("INSERT INTO runs (id, name, source, config, status, created, total_steps) "
+                       "VALUES (?, ?, ?, ?, ?, ?, 0)",
+                       (run_id, name or f"{config.network}-{run_id[9:15]}", source, config.to_json(), status,
+                        time.time()))
+        return run_id
+
+    def get(self, run_id: str) -> Run | None:
+        with self._connect() as db:
+            row = db.execute("SELECT * FROM runs WHERE id = ?", (run_id,)).fetchone()
+        return self._run(row) if row else None
+
+    def list_runs(self) -> list[Run]:
+        with self._connect() as db:
+            rows = db.execute("SELECT * FROM runs ORDER BY created DESC").fetchall()
+        return [self._run(r) for r in rows]
+
+    def active_run(self) -> Run | None:
+        self.reconcile()
+        with self._connect() as db:
+            row = db.execute(f"SELECT * FROM runs WHERE status IN ({','.join('?' * len(ACTIVE))}) "
+                             "ORDER BY created DESC LIMIT 1", ACTIVE).fetchone()
+        return self._run(row) if row else None
+
+    @staticmethod
+    def _run(row: sqlite3.Row) -> Run:
+        d = dict(row)
+        d["config"] = TrainConfig.from_json(d["config"])
+        return Run(**d)
+
+    def update(self, run_id: str, **fields) -> None:
+        if not fields:
+            return
+        cols = ", ".join(f"{k} = ?" for k in fields)
+        with self._connect() as db:
+            db.execute(f"UPDATE runs SET {cols} WHERE id = ?", (*fields.values(), run_id))
+
+    def finish(self, run_id: str, status: str, message: str = "") -> None:
+        assert status in FINISHED, status
+        with self._connect() as db:
+            db.execute("UPDATE runs SET status = ?, message = ?, finished = ?, phase = '' WHERE id = ?",
+                       (status, message, time.time(), run_id))
+
+    def rename(self, run_id: str, name: str) -> None:
+        name = name.strip()
+        if not name or len(name) > 80:
+            raise ValueError("A run name must have 1 to 80 characters.")
+        self.update(run_id, name=name)
+
+    def delete(self, run_id: str) -> None:
+        run = self.get(run_id)
+        if run is None:
+            return
+        if run.active:
+            raise RunBusy(f"Run '{run.name}' is still {run.status}: stop it before deleting it.")
+        with self._tx() as db:
+            for table in ("steps", "epochs", "logs"):
+                db.execute(f"DELETE FROM {table} WHERE run_id = ?", (run_id,))
+            db.execute("DELETE FROM runs WHERE id = ?", (run_id,))
+        shutil.rmtree(self.checkpoints / run_id, ignore_errors=True)
+        (self.logs_dir / f"{run_id}.log").unlink(missing_ok=True)
+
+    def checkpoint_path(self, run_id: str) -> Path:
+        return self.checkpoints / run_id / "model.ckpt"
+
+    # --- requests from pages -----------------------------------------------------------------------------
+    def request(self, run_id: str, what: str) -> str:
+        """Ask a run to pause, resume or stop. Returns a sentence describing what happened."""
+        assert what in ("pause", "resume", "stop")
+        run = self.get(run_id)
+        if run is None:
+            return "That run no longer exists."
+        if not run.active:
+            return f"Run '{run.name}' has already finished ({run.status}); nothing to {what}."
+        if what == "stop" and run.request == "stop":
+            return f"Stop was already requested for '{run.name}'."
+        new = {"pause": "pause", "resume": "run", "stop": "stop"}[what]
+        self.update(run_id, request=new)
+        return {"pause": "Pause requested.", "resume": "Resume requested.", "stop": "Stop requested."}[what]
+
+    # --- metrics and logs (written by workers) -----------------------------------------------------------
+    def add_steps(self, run_id: str, rows: list[tuple[int, int, float, float]], **progress) -> None:
+        """Append (step, epoch, loss, elapsed) rows and update progress fields in one transaction."""
+        with self._tx() as db:
+            db.executemany("INSERT OR REPLACE INTO steps VALUES (?, ?, ?, ?, ?)",
+                           [(run_id, *r) for r in rows])
+            progress["heartbeat"] = time.time()
+            cols = ", ".join(f"{k} = ?" for k in progress)
+            db.execute(f"UPDATE runs SET {cols} WHERE id = ?", (*progress.values(), run_id))
+
+    def add_epoch(self, run_id: str, m: dict) -> None:
+        with self._connect() as db:
+            db.execute("INSERT OR REPLACE INTO epochs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                       (run_id, m["epoch"], m["train_loss"], m["train_acc"], m.get("val_loss"), m.get("val_acc"),
+                        m.get("epoch_seconds"), m.get("samples_per_s"), m.get("elapsed")))
+
+    def log(self, run_id: str, message: str) -> None:
+        with self._connect() as db:
+            db.execute("INSERT INTO logs (run_id, t, message) VALUES (?, ?, ?)", (run_id, time.time(), message))
+
+    def steps(self, run_id: str, max_points: int = 2000) -> list[dict]:
+        """Step losses, evenly downsampled to at most max_points rows (the last step always included)."""
+        with self._connect() as db:
+            n = db.execute("SELECT COUNT(*) FROM steps WHERE run_id = ?", (run_id,)).fetchone()[0]
+            every = max(1, -(-n // max_points))
+            rows = db.execute("SELECT step, epoch, loss, elapsed FROM steps WHERE run_id = ? AND "
+                              "((step - 1) % ? = 0 OR step = (SELECT MAX(step) FROM steps WHERE run_id = ?)) "
+                              "ORDER BY step", (run_id, every, run_id)).fetchall()
+        return [dict(r) for r in rows]
+
+    def epochs(self, run_id: str) -> list[dict]:
+        with self._connect() as db:
+            rows = db.execute("SELECT * FROM epochs WHERE run_id = ? ORDER BY epoch", (run_id,)).fetchall()
+        return [dict(r) for r in rows]
+
+    def logs(self, run_id: str, limit: int = 200) -> list[dict]:
+        with self._connect() as db:
+            rows = db.execute("SELECT t, message FROM logs WHERE run_id = ? ORDER BY id DESC LIMIT ?",
+                              (run_id, limit)).fetchall()
+        return [dict(r) for r in reversed(rows)]
+
+    # --- truth after crashes -----------------------------------------------------------------------------
+    def reconcile(self) -> list[str]:
+        """Mark active runs whose worker is gone (or silent for long) as interrupted. Returns their ids."""
+        now, dead = time.time(), []
+        with self._connect() as db:
+            rows = db.execute(f"SELECT id, pid, heartbeat, created FROM runs WHERE status IN "
+                              f"({','.join('?' * len(ACTIVE))})", ACTIVE).fetchall()
+        for r in rows:
+            last = r["heartbeat"] or r["created"]
+            if r["pid"] is None:
+                gone = now - last > HEARTBEAT_STALE_S  # a worker that never reported in
+            else:
+                gone = not pid_alive(r["pid"]) or now - last > HEARTBEAT_STALE_S
+            if gone:
+                self.finish(r["id"], "interrupted", "The training process ended unexpectedly (killed, crashed or "
+                                                    "the machine restarted). Metrics up to its last report and "
+                                                    "its last checkpoint are kept.")
+                self.log(r["id"], "marked interrupted: its worker process is gone")
+                dead.append(r["id"])
+        return dead
+

@@ -1,0 +1,246 @@
+"""Training in both MindSpore styles, with one event stream, pause/resume/stop, validation, early stopping
+and divergence detection. Nothing here knows about Streamlit or the run store.
+
+Events are dicts with a "kind":
+  phase  {phase: "compiling" | "training", ...}
+  step   {step, epoch, loss, samples_per_s, elapsed, eta}
+  epoch  {epoch, train_loss, train_acc, val_loss, val_acc, samples_per_s, elapsed, eta, best}
+  log    {message}
+"""
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Protocol
+
+import numpy as np
+
+from core.config import TrainConfig
+from core.data_source import MnistFolder, load_arrays, stratified_split
+
+import mindspore as ms  # noqa: E402  (callers run core.runtime.prepare_process first)
+import mindspore.nn as nn  # noqa: E402
+import mindspore.dataset as ds  # noqa: E402
+
+from core.losses import build_loss  # noqa: E402
+from core.networks import build_network  # noqa: E402
+from core.optim import build_optimizer  # noqa: E402
+from core.pipeline import create_dataset  # noqa: E402
+from core.runtime import set_mode  # noqa: E402
+
+Callback = Callable[[dict], None]
+
+
+class Control(Protocol):
+    """What the trainer asks between steps; a run store or a test implements it."""
+
+    def paused(self) -> bool: ...
+
+    def stop_requested(self) -> bool: ...
+
+
+class NoControl:
+    def paused(self) -> bool:
+        return False
+
+    def stop_requested(self) -> bool:
+        return False
+
+
+class NetWithLoss(nn.WithLossCell):
+    """WithLossCell that also returns the logits, so that accuracy comes for free with each step."""
+
+    def construct(self, data, label):
+        logits = self._backbone(data)
+        return self._loss_fn(logits, label), logits
+
+
+class TrainStep(nn.TrainOneStepCell):
+    """TrainOneStepCell for a (loss, logits) network: back-propagates the loss only."""
+
+    def construct(self, data, label):
+        loss, logits = self.network(data, label)
+        sens = (ms.ops.fill(loss.dtype, loss.shape, self.sens), ms.ops.zeros_like(logits))
+        grads = self.grad(self.network, self.weights)(data, label, sens)
+        grads = self.grad_reducer(grads)
+        loss = ms.ops.depend(loss, self.optimizer(grads))
+        return loss, logits
+
+
+def make_train_step(config: TrainConfig, net: nn.Cell, loss_fn: nn.Cell, optimizer: nn.Optimizer):
+    """A callable (data, label) -> (loss, logits) that updates the weights, in the configured style."""
+    if config.style == "cell":
+        step = TrainStep(NetWithLoss(net, loss_fn), optimizer)
+        step.set_train()
+        return step
+
+    def forward_fn(data, label):
+        logits = net(data)
+        return loss_fn(logits, label), logits
+
+    grad_fn = ms.value_and_grad(forward_fn, None, optimizer.parameters, has_aux=True)
+
+    def train_step(data, label):
+        (loss, logits), grads = grad_fn(data, label)
+        optimizer(grads)
+        return loss, logits
+
+    net.set_train()
+    return train_step
+
+
+@dataclass
+class TrainResult:
+    status: str                      # completed | early_stopped | stopped | diverged
+    net: nn.Cell
+    history: list[dict] = field(default_factory=list)  # one dict per finished epoch
+    best_epoch: int | None = None
+    steps: int = 0
+    message: str = ""
+    diverged_at_step: int | None = None
+
+
+def snapshot(net: nn.Cell) -> dict[str, np.ndarray]:
+    return {p.name: p.asnumpy().copy() for p in net.get_parameters()}
+
+
+def restore(net: nn.Cell, weights: dict[str, np.ndarray]) -> None:
+    params = {k: ms.Parameter(ms.Tensor(v), name=k) for k, v in weights.items()}
+    not_loaded, _ = ms.load_param_into_net(net, params, strict_load=True)
+    if not_loaded:
+        raise RuntimeError(f"could not restore parameters {not_loaded}")
+
+
+def evaluate_batches(eval_net: nn.Cell, dataset) -> tuple[float, float, np.ndarray, np.ndarray]:
+    """Mean loss, accuracy, all logits and labels of a (loss, logits) network over a dataset."""
+    eval_net.set_train(False)
+    total_loss, n, all_logits, all_labels = 0.0, 0, [], []
+    for data, label in dataset.create_tuple_iterator(num_epochs=1):
+        loss, logits = eval_net(data, label)
+        b = int(label.shape[0])
+        total_loss += float(loss.asnumpy()) * b
+        n += b
+        all_logits.append(logits.asnumpy())
+        all_labels.append(label.asnumpy())
+    logits = np.concatenate(all_logits) if all_logits else np.zeros((0, 10), np.float32)
+    labels = np.concatenate(all_labels) if all_labels else np.zeros((0,), np.int32)
+    acc = float((logits.argmax(1) == labels).mean()) if n else float("nan")
+    return (total_loss / n if n else float("nan")), acc, logits, labels
+
+
+def train(config: TrainConfig, folder: MnistFolder, callback: Callback | None = None,
+          control: Control | None = None, on_epoch_end: Callable[[nn.Cell, dict], None] | None = None,
+          initial_weights: dict[str, np.ndarray] | None = None) -> TrainResult:
+    """Train per config on folder's train split (minus a stratified validation part).
+
+    on_epoch_end(net, epoch_metrics) runs after every epoch whose weights are sound (e.g. to checkpoint).
+    """
+    config.validate()
+    emit = callback or (lambda event: None)
+    control = control or NoControl()
+    set_mode(config.mode)
+    ms.set_seed(config.seed)
+    ds.config.set_seed(config.seed)
+
+    _, labels = load_arrays(folder, "train")
+    train_idx, val_idx = stratified_split(labels, config.val_fraction)
+    if config.batch_size > len(train_idx):
+        raise ValueError(f"batch size {config.batch_size} is larger than the {len(train_idx)} training "
+                         "images: lower the batch size")
+    train_ds = create_dataset(folder, "train", train_idx, config.batch_size, shuffle=True,
+                              num_parallel_workers=config.num_parallel_workers)
+    val_ds = (create_dataset(folder, "train", val_idx, max(config.batch_size, 256), shuffle=False,
+                             num_parallel_workers=config.num_parallel_workers) if len(val_idx) else None)
+    steps_per_epoch = train_ds.get_dataset_size()
+    total_steps = steps_per_epoch * config.epochs
+
+    net = build_network(config.network)
+    if initial_weights is not None:
+        restore(net, initial_weights)
+    loss_fn = build_loss(config.loss)
+    optimizer = build_optimizer(config, net.trainable_params())
+    train_step = make_train_step(config, net, loss_fn, optimizer)
+    eval_net = NetWithLoss(net, loss_fn)
+
+    result = TrainResult("completed", net)
+    best_val, best_weights, bad_epochs = math.inf, None, 0
+    iterator = train_ds.create_tuple_iterator(num_epochs=config.epochs)  # one iterator: fresh order per epoch
+    start = time.monotonic()
+    train_seconds = 0.0  # excludes pauses and the first (compiling) step
+    timed_steps = 0
+    step = 0
+    emit({"kind": "log", "message": f"{config.network} · {config.style} style · {config.mode} mode · "
+                                    f"{len(train_idx)} train / {len(val_idx)} validation images · "
+                                    f"{steps_per_epoch} steps per epoch"})
+    for epoch in range(1, config.epochs + 1):
+        net.set_train()
+        loss_sum, correct, seen = 0.0, 0, 0
+        epoch_start = time.monotonic()
+        for data, label in iterator:  # the shared iterator ends each pass at the epoch boundary
+            while control.paused() and not control.stop_requested():
+                time.sleep(0.1)
+            if control.stop_requested():
+                result.status, result.message = "stopped", f"stopped by request at step {step}"
+                break
+            if step == 0:
+                emit({"kind": "phase", "phase": "compiling" if config.mode == "graph" else "first_step"})
+            t0 = time.monotonic()
+            loss, logits = train_step(data, label)
+            loss_value = float(loss.asnumpy())  # also synchronises the device
+            dt = time.monotonic() - t0
+            step += 1
+            if step == 1:
+                emit({"kind": "phase", "phase": "training", "first_step_seconds": dt})
+            else:
+                train_seconds += dt
+                timed_steps += 1
+            if not math.isfinite(loss_value):
+                result.status, result.diverged_at_step = "diverged", step
+                result.message = (f"loss became {loss_value} at step {step} (epoch {epoch}): training "
+                                  "diverged. Lower the learning rate.")
+                emit({"kind": "log", "message": result.message})
+                break
+            b = int(label.shape[0])
+            labels_np = label.asnumpy()
+            correct += int((logits.asnumpy().argmax(1) == labels_np).sum())
+            loss_sum += loss_value * b
+            seen += b
+            mean_step = train_seconds / timed_steps if timed_steps else dt
+            emit({"kind": "step", "step": step, "epoch": epoch, "loss": loss_value,
+                  "samples_per_s": b / mean_step if mean_step > 0 else 0.0,
+                  "elapsed": time.monotonic() - start, "eta": mean_step * (total_steps - step),
+                  "total_steps": total_steps})
+        result.steps = step
+        if result.status in ("stopped", "diverged") or seen == 0:
+            break
+        metrics = {"epoch": epoch, "train_loss": loss_sum / seen, "train_acc": correct / seen,
+                   "val_loss": None, "val_acc": None, "epoch_seconds": time.monotonic() - epoch_start,
+                   "samples_per_s": seen / max(time.monotonic() - epoch_start, 1e-9),
+                   "elapsed": time.monotonic() - start, "step": step}
+        if val_ds is not None:
+            metrics["val_loss"], metrics["val_acc"], _, _ = evaluate_batches(eval_net, val_ds)
+        mean_step = train_seconds / timed_steps if timed_steps else 0.0
+        metrics["eta"] = mean_step * (total_steps - step)
+        improved = metrics["val_loss"] is not None and metrics["val_loss"] < best_val
+        if improved:
+            best_val, result.best_epoch, bad_epochs = metrics["val_loss"], epoch, 0
+            if config.early_stopping:
+                best_weights = snapshot(net)
+        else:
+            bad_epochs += 1
+        metrics["best"] = improved
+        result.history.append(metrics)
+        emit({"kind": "epoch", **metrics})
+        if on_epoch_end is not None:
+            on_epoch_end(net, metrics)
+        if config.early_stopping and bad_epochs >= config.patience:
+            result.status = "early_stopped"
+            result.message = (f"validation loss did not improve for {config.patience} epochs; "
+                              f"restored the weights of epoch {result.best_epoch}")
+            emit({"kind": "log", "message": result.message})
+            break
+    if config.early_stopping and best_weights is not None and result.status != "diverged":
+        restore(net, best_weights)
+    net.set_train(False)
+    return result
