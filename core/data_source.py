@@ -37,7 +37,7 @@ def resolve_data_dir(data_dir: str | os.PathLike | None) -> Path:
     return BUNDLED_DIR if data_dir in (None, "") else Path(data_dir).expanduser().resolve()
 
 
-def _check_split(root: Path, split: str) -> int:
+def check_split(root: Path, split: str) -> int:
     folder = root / split
     images_name, labels_name = SPLIT_FILES[split]
     if not folder.is_dir():
@@ -83,10 +83,10 @@ def validate_mnist_dir(data_dir: str | os.PathLike | None, require_test: bool = 
     if not entries:
         raise DataError(f"The folder {root} is empty. Put MNIST's train/ and test/ folders in it, "
                         "or download MNIST into it.")
-    train_count = _check_split(root, "train")
+    train_count = check_split(root, "train")
     test_count = None
     if (root / "test").exists() or require_test:
-        test_count = _check_split(root, "test")
+        test_count = check_split(root, "test")
     return MnistFolder(root, train_count, test_count)
 
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from core.data_source import SPLIT_FILES, validate_mnist_dir
+from core.data_source import check_split
 from core.idx import DataError
 
 MIRRORS = (
@@ -170,8 +170,9 @@ def download_mnist(target: str | os.PathLike, mirrors: tuple[str, ...] = MIRRORS
             archive.unlink()
     if not any(cache.iterdir()):
         cache.rmdir()
-    required = {split for split, _ in archives.values()}
-    return validate_mnist_dir(root, require_test="test" in required).root
+    for split in sorted({split for split, _ in archives.values()}):
+        check_split(root, split)
+    return root
 
 
 def _print_progress(p: Progress) -> None:

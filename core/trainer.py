@@ -156,6 +156,8 @@ def train(config: TrainConfig, folder: MnistFolder, callback: Callback | None = 
     total_steps = steps_per_epoch * config.epochs
 
     net = build_network(config.network)
+    if config.amp_level != "O0":
+        net = ms.amp.auto_mixed_precision(net, config.amp_level)  # casts in place; names stay the same
     if initial_weights is not None:
         restore(net, initial_weights)
     loss_fn = build_loss(config.loss)

@@ -1,0 +1,19 @@
+"""The headline claim: default settings on the bundled 5,000 images, scored on the official 10,000 test images."""
+import re
+
+import pytest
+
+from tests.helpers import cli
+
+
+@pytest.mark.parametrize("network, floor", [("lenet5", 0.96), ("mlp", 0.92)])
+def test_default_cli_training_reaches_the_published_accuracy(tmp_path, shared_mnist, network, floor):
+    out = tmp_path / f"{network}.ckpt"
+    p = cli("core.train", "--network", network, "--store", str(tmp_path / "store"), "--out", str(out), timeout=600)
+    assert p.returncode == 0, p.stderr
+    e = cli("core.evaluate", str(out), "--data-dir", str(shared_mnist))
+    assert e.returncode == 0, e.stderr
+    assert "(test, 10,000 images)" in e.stdout
+    accuracy = float(re.search(r"accuracy (\S+)", e.stdout).group(1))
+    print(f"{network}: {accuracy:.4f} on the official test set")
+    assert accuracy >= floor

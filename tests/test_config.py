@@ -1,0 +1,52 @@
+import math
+
+import pytest
+
+from core.config import ConfigError, TrainConfig, parse_field
+
+
+def test_defaults_are_valid():
+    assert TrainConfig().errors() == {}
+
+
+@pytest.mark.parametrize("field, value, fragment", [
+    ("learning_rate", 0, "must be > 0"),
+    ("learning_rate", -1.0, "must be > 0"),
+    ("learning_rate", math.nan, "finite"),
+    ("learning_rate", 1e6, "≤ 10"),
+    ("learning_rate", "fast", "must be a number"),
+    ("batch_size", 0, "≥ 1"),
+    ("batch_size", 64.5, "whole number"),
+    ("batch_size", 100000, "≤ 4096"),
+    ("epochs", -3, "≥ 1"),
+    ("momentum", 1.5, "≤ 0.999"),
+    ("patience", 0, "≥ 1"),
+    ("val_fraction", 0.9, "≤ 0.5"),
+    ("network", "resnet", "unknown network 'resnet'"),
+    ("optimizer", "lion", "choose one of momentum, sgd, adam"),
+    ("amp_level", "O4", "unknown amp_level"),
+])
+def test_bad_values_are_refused_with_a_message(field, value, fragment):
+    errors = TrainConfig(**{field: value}).errors()
+    assert fragment in errors[field]
+    with pytest.raises(ConfigError):
+        TrainConfig(**{field: value}).validate()
+
+
+def test_early_stopping_needs_a_validation_set():
+    assert "needs a validation set" in TrainConfig(early_stopping=True, val_fraction=0).errors()["early_stopping"]
+
+
+def test_json_round_trip_and_unknown_keys():
+    cfg = TrainConfig(network="mlp", learning_rate=0.1, early_stopping=True)
+    assert TrainConfig.from_json(cfg.to_json()) == cfg
+    with pytest.raises(ConfigError, match="unknown setting"):
+        TrainConfig.from_dict({"colour": "red"})
+
+
+def test_parse_field_from_text():
+    assert parse_field("learning_rate", "0.5") == 0.5
+    assert parse_field("epochs", "3") == 3
+    assert parse_field("early_stopping", "true") is True
+    with pytest.raises(ConfigError, match="not a valid int"):
+        parse_field("epochs", "three")

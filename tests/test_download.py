@@ -1,0 +1,157 @@
+"""The download path end to end against HTTP servers on 127.0.0.1 serving the official archives."""
+import hashlib
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from core.download import ARCHIVES, DownloadCancelled, download_mnist
+from core.idx import DataError
+
+TEST_ARCHIVES = {k: v for k, v in ARCHIVES.items() if k.startswith("t10k")}
+
+
+class Server:
+    """Serves files with Range support; `mode` makes it misbehave: ok | wrong | truncate | hang | missing."""
+
+    def __init__(self, files: dict[str, bytes], mode: str = "ok"):
+        self.files, self.mode, self.ranges = files, mode, []
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *a):
+                pass
+
+            def do_GET(self):
+                name = self.path.rsplit("/", 1)[-1]
+                data = outer.files.get(name)
+                if data is None or outer.mode == "missing":
+                    self.send_error(404)
+                    return
+                if outer.mode == "wrong":
+                    data = bytes(len(data))
+                start = 0
+                rng = self.headers.get("Range")
+                if rng:
+                    outer.ranges.append(rng)
+                    start = int(rng.split("=")[1].split("-")[0])
+                    self.send_response(206)
+                    self.send_header("Content-Range", f"bytes {start}-{len(data) - 1}/{len(data)}")
+                else:
+                    self.send_response(200)
+                self.send_header("Content-Length", str(len(data) - start))
+                self.end_headers()
+                body = data[start:]
+                if outer.mode == "hang":
+                    self.wfile.write(body[:1000])
+                    self.wfile.flush()
+                    time.sleep(3)
+                    return
+                if outer.mode == "truncate":
+                    body = body[: len(body) // 2]
+                try:
+                    self.wfile.write(body)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/mnist/"
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def close(self):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+@pytest.fixture
+def gz_files(shared_gz):
+    return {name: (shared_gz / name).read_bytes() for name in TEST_ARCHIVES}
+
+
+@pytest.fixture
+def serve(gz_files):
+    servers = []
+
+    def start(mode="ok"):
+        s = Server(gz_files, mode)
+        servers.append(s)
+        return s
+
+    yield start
+    for s in servers:
+        s.close()
+
+
+def _md5(path):
+    return hashlib.md5(path.read_bytes()).hexdigest()
+
+
+def test_download_verifies_unpacks_and_reports_progress(tmp_path, serve, shared_mnist):
+    s = serve()
+    events = []
+    root = download_mnist(tmp_path / "m", (s.url,), archives=TEST_ARCHIVES, progress=events.append)
+    for name in ("t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte"):
+        assert _md5(root / "test" / name) == _md5(shared_mnist / "test" / name)
+    assert not (root / ".download").exists()  # archives removed, no partial files left
+    last = [e for e in events if e.file == "t10k-images-idx3-ubyte.gz"][-1]
+    assert last.total == last.done == 1648877 and last.speed > 0 and last.files_total == 2
+
+
+def test_resume_continues_a_partial_file(tmp_path, serve, gz_files):
+    s = serve()
+    cache = tmp_path / "m" / ".download"
+    cache.mkdir(parents=True)
+    (cache / "t10k-images-idx3-ubyte.gz.part").write_bytes(gz_files["t10k-images-idx3-ubyte.gz"][:500_000])
+    download_mnist(tmp_path / "m", (s.url,), archives=TEST_ARCHIVES)
+    assert s.ranges == ["bytes=500000-"]
+    assert (tmp_path / "m" / "test" / "t10k-images-idx3-ubyte").stat().st_size == 16 + 10000 * 784
+
+
+def test_falls_back_to_the_next_mirror(tmp_path, serve):
+    bad, good = serve("missing"), serve()
+    download_mnist(tmp_path / "m", (bad.url, good.url), archives=TEST_ARCHIVES)
+    assert (tmp_path / "m" / "test" / "t10k-labels-idx1-ubyte").exists()
+
+
+def test_wrong_bytes_fail_md5_and_leave_no_file(tmp_path, serve):
+    s = serve("wrong")
+    with pytest.raises(DataError) as e:
+        download_mnist(tmp_path / "m", (s.url,), archives=TEST_ARCHIVES, retries=0)
+    assert "does not match the published" in str(e.value)
+    assert not (tmp_path / "m" / "test" / "t10k-images-idx3-ubyte").exists()
+    assert list((tmp_path / "m" / ".download").iterdir()) == []
+
+
+def test_truncated_transfer_is_kept_for_resume_and_then_completed(tmp_path, serve):
+    s = serve("truncate")
+    with pytest.raises(DataError) as e:
+        download_mnist(tmp_path / "m", (s.url,), archives=TEST_ARCHIVES, retries=0)
+    assert "connection closed after" in str(e.value) and "resumes" in str(e.value)
+    assert not (tmp_path / "m" / "test" / "t10k-images-idx3-ubyte").exists()
+    part = tmp_path / "m" / ".download" / "t10k-images-idx3-ubyte.gz.part"
+    assert 0 < part.stat().st_size < 1648877
+    s.mode = "ok"
+    download_mnist(tmp_path / "m", (s.url,), archives=TEST_ARCHIVES)
+    assert s.ranges and (tmp_path / "m" / "test" / "t10k-images-idx3-ubyte").exists()
+
+
+def test_a_hanging_server_times_out(tmp_path, serve):
+    s = serve("hang")
+    t = time.monotonic()
+    with pytest.raises(DataError) as e:
+        download_mnist(tmp_path / "m", (s.url,), archives=TEST_ARCHIVES, timeout=0.5, retries=0)
+    assert time.monotonic() - t < 3 and "timed out" in str(e.value)
+
+
+def test_cancel_keeps_the_partial_file(tmp_path, serve):
+    s = serve()
+    cancel = threading.Event()
+
+    def progress(p):
+        if p.done > 100_000:
+            cancel.set()
+
+    with pytest.raises(DownloadCancelled):
+        download_mnist(tmp_path / "m", (s.url,), archives=TEST_ARCHIVES, progress=progress, cancel=cancel)
+    assert (tmp_path / "m" / ".download" / "t10k-images-idx3-ubyte.gz.part").stat().st_size > 100_000

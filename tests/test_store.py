@@ -1,0 +1,86 @@
+import subprocess
+import sys
+import threading
+
+import pytest
+
+from core.config import ConfigError, TrainConfig
+from core.store import RunBusy, RunStore
+
+
+def test_runs_persist_across_store_instances(store):
+    run_id = store.create_run(TrainConfig(network="mlp"), name="first")
+    store.add_steps(run_id, [(1, 1, 2.3, 0.1), (2, 1, 2.1, 0.2)], step=2, total_steps=10, epoch=1)
+    store.add_epoch(run_id, {"epoch": 1, "train_loss": 2.0, "train_acc": 0.3, "val_loss": 1.9, "val_acc": 0.4})
+    store.log(run_id, "hello")
+    again = RunStore(store.root)
+    run = again.get(run_id)
+    assert run.name == "first" and run.config.network == "mlp" and run.step == 2 and run.heartbeat
+    assert [s["loss"] for s in again.steps(run_id)] == [2.3, 2.1]
+    assert again.epochs(run_id)[0]["val_acc"] == 0.4 and again.logs(run_id)[0]["message"] == "hello"
+
+
+def test_only_one_run_trains_at_a_time_even_when_started_together(store):
+    results = []
+    barrier = threading.Barrier(4)
+
+    def start():
+        barrier.wait()
+        try:
+            results.append(store.create_run(TrainConfig()))
+        except RunBusy as e:
+            results.append(e)
+
+    threads = [threading.Thread(target=start) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    winners = [r for r in results if isinstance(r, str)]
+    assert len(winners) == 1
+    assert all("already training" in str(r) for r in results if isinstance(r, RunBusy))
+
+
+def test_requests_and_their_answers(store):
+    run_id = store.create_run(TrainConfig())
+    assert store.request(run_id, "pause") == "Pause requested." and store.get(run_id).request == "pause"
+    assert store.request(run_id, "resume") == "Resume requested." and store.get(run_id).request == "run"
+    assert store.request(run_id, "stop") == "Stop requested."
+    assert "already requested" in store.request(run_id, "stop")
+    store.finish(run_id, "stopped")
+    assert "already finished (stopped)" in store.request(run_id, "pause")
+
+
+def test_a_run_whose_process_died_is_marked_interrupted(store):
+    run_id = store.create_run(TrainConfig())
+    proc = subprocess.Popen([sys.executable, "-c", "pass"])
+    proc.wait()
+    store.update(run_id, status="running", pid=proc.pid, heartbeat=__import__("time").time())
+    assert store.active_run() is None
+    run = store.get(run_id)
+    assert run.status == "interrupted" and "ended unexpectedly" in run.message
+
+
+def test_invalid_config_never_reaches_the_store(store):
+    with pytest.raises(ConfigError) as e:
+        store.create_run(TrainConfig(learning_rate=float("nan"), batch_size=0))
+    assert set(e.value.errors) == {"learning_rate", "batch_size"}
+    assert store.list_runs() == []
+
+
+def test_step_history_is_downsampled(store):
+    run_id = store.create_run(TrainConfig(), exclusive=False)
+    store.add_steps(run_id, [(i, 1, 1.0 / i, i * 0.01) for i in range(1, 10001)])
+    rows = store.steps(run_id, max_points=500)
+    assert len(rows) <= 501 and rows[0]["step"] == 1 and rows[-1]["step"] == 10000
+
+
+def test_delete_removes_everything_but_not_an_active_run(store):
+    run_id = store.create_run(TrainConfig())
+    with pytest.raises(RunBusy):
+        store.delete(run_id)
+    store.checkpoint_path(run_id).parent.mkdir(parents=True)
+    store.checkpoint_path(run_id).write_bytes(b"x")
+    store.finish(run_id, "completed")
+    store.delete(run_id)
+    assert store.get(run_id) is None and not store.checkpoint_path(run_id).parent.exists()
