@@ -1,0 +1,101 @@
+"""MindSpore in a multi-threaded server process: one process-wide lock around every call, and a cache of
+loaded models. MindSpore is not thread-safe (two sessions predicting at once crashed the whole server), and
+Streamlit runs each browser session in its own thread."""
+from __future__ import annotations
+
+import os
+import threading
+from collections import OrderedDict
+from pathlib import Path
+
+import numpy as np
+
+MINDSPORE_LOCK = threading.RLock()
+_models: OrderedDict[tuple, object] = OrderedDict()
+_MAX_MODELS = 8
+_mode_set = False
+
+
+def _ensure_mode() -> None:
+    global _mode_set
+    if not _mode_set:
+        from core.runtime import set_mode
+        set_mode("pynative")  # single images and evaluations: no graph compilation to wait for
+        _mode_set = True
+
+
+def load_model(path: str | os.PathLike):
+    """A checkpoint.LoadedModel, cached by path and modification time (CheckpointError if unusable)."""
+    from core import checkpoint
+    path = Path(path)
+    try:
+        key = (str(path), path.stat().st_mtime_ns)
+    except OSError:
+        key = (str(path), None)
+    with MINDSPORE_LOCK:
+        if key in _models:
+            _models.move_to_end(key)
+            return _models[key]
+        _ensure_mode()
+        model = checkpoint.load(path)
+        _models[key] = model
+        while len(_models) > _MAX_MODELS:
+            _models.popitem(last=False)
+        return model
+
+
+def predict(path: str | os.PathLike, images: np.ndarray) -> np.ndarray:
+    """Class probabilities for uint8 images (N, 28, 28) from the checkpoint at path."""
+    from core.evaluate import predict as _predict
+    model = load_model(path)
+    with MINDSPORE_LOCK:
+        return _predict(model.net, images)
+
+
+def evaluate(path: str | os.PathLike, data_dir: str | None, split: str):
+    """metrics.Report of a checkpoint on a split of a MNIST folder."""
+    from core.data_source import validate_mnist_dir
+    from core.evaluate import evaluate as _evaluate
+    model = load_model(path)
+    folder = validate_mnist_dir(data_dir)
+    with MINDSPORE_LOCK:
+        return _evaluate(model.net, model.config.loss, folder, split, model.config.val_fraction)
+
+
+def pipeline_steps(image: np.ndarray) -> list[tuple[str, np.ndarray]]:
+    """One raw 28x28 uint8 image through MindSpore's own transforms, step by step."""
+    from core.pipeline import image_transforms
+    with MINDSPORE_LOCK:
+        steps, x = [("raw (MnistDataset)", image[:, :, None])], image[:, :, None]
+        for op in image_transforms():
+            x = op(x)
+            steps.append((type(op).__name__, np.asarray(x)))
+    return steps
+
+
+def import_checkpoint(store, data: bytes, filename: str) -> str:
+    """Validate an uploaded checkpoint and add it to the store as a finished run. Raises CheckpointError
+    (and leaves nothing behind) when the file is empty, too big, not a checkpoint or of a foreign network."""
+    import time
+    import uuid
+
+    from core import checkpoint
+    if len(data) > checkpoint.MAX_CHECKPOINT_BYTES:
+        raise checkpoint.CheckpointError(f"{filename} is {len(data) / 1e6:.1f} MB, more than the "
+                                         f"{checkpoint.MAX_CHECKPOINT_BYTES // 1024 // 1024} MB limit.")
+    tmp = store.root / f".upload-{uuid.uuid4().hex}.ckpt"
+    tmp.write_bytes(data)
+    try:
+        with MINDSPORE_LOCK:
+            _ensure_mode()
+            model = checkpoint.load(tmp)
+        run_id = store.create_run(model.config, name=f"upload: {Path(filename).stem}"[:80], source="upload",
+                                  status="starting", exclusive=False)
+        final = store.checkpoint_path(run_id)
+        final.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(tmp, final)
+        store.update(run_id, checkpoint=str(final), started=time.time())
+        store.finish(run_id, "completed", f"uploaded from {filename}")
+        return run_id
+    finally:
+        tmp.unlink(missing_ok=True)

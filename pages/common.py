@@ -1,0 +1,66 @@
+"""Streamlit helpers shared by the pages: the session's config, the run store, formatting, run status."""
+from __future__ import annotations
+
+import streamlit as st
+
+from core.config import TrainConfig
+from core.store import ACTIVE, Run, RunStore
+
+STATUS_ICONS = {"starting": "⏳", "running": "🏃", "paused": "⏸️", "completed": "✅", "early_stopped": "✅",
+                "stopped": "⏹️", "diverged": "💥", "failed": "❌", "interrupted": "⚠️"}
+POLL_S = 1.0
+
+
+@st.cache_resource
+def get_store() -> RunStore:
+    return RunStore()
+
+
+def get_config() -> TrainConfig:
+    """The configuration this browser session is editing (defaults on first use)."""
+    if "config" not in st.session_state:
+        st.session_state["config"] = TrainConfig()
+    return st.session_state["config"]
+
+
+def set_config(config: TrainConfig) -> None:
+    st.session_state["config"] = config
+
+
+def fmt_duration(seconds: float | None) -> str:
+    if seconds is None:
+        return "–"
+    s = int(round(seconds))
+    return f"{s // 3600}:{s // 60 % 60:02d}:{s % 60:02d}" if s >= 3600 else f"{s // 60}:{s % 60:02d}"
+
+
+def run_label(run: Run) -> str:
+    acc = f" · val acc {run.best_val_acc:.2%}" if run.best_val_acc is not None else ""
+    return f"{STATUS_ICONS.get(run.status, '')} {run.name} ({run.config.network}, {run.status}{acc})"
+
+
+def finished_runs_with_checkpoints(store: RunStore) -> list[Run]:
+    return [r for r in store.list_runs() if r.checkpoint and r.status not in ACTIVE]
+
+
+def sidebar_status() -> None:
+    """The active run's status, live while one trains."""
+    store = get_store()
+    active = store.active_run()
+
+    @st.fragment(run_every=POLL_S if active else None)
+    def status():
+        run = store.active_run()
+        if run is None:
+            st.caption("No run is training.")
+            if active is not None:  # it just ended: refresh the whole page once to stop polling
+                st.rerun()
+            return
+        st.markdown(f"**{STATUS_ICONS.get(run.status, '')} {run.name}**")
+        frac = run.step / run.total_steps if run.total_steps else 0.0
+        st.progress(min(frac, 1.0), text=f"{run.status} · epoch {run.epoch}/{run.config.epochs} · "
+                                         f"ETA {fmt_duration(run.eta)}")
+
+    status()
+    st.caption(f"Run store: `{store.root}`")
+

@@ -1,0 +1,48 @@
+"""Draw & predict: a digit drawn in the browser, preprocessed like MNIST, read by a trained network."""
+import numpy as np
+import plotly.graph_objects as go
+import streamlit as st
+from streamlit_drawable_canvas import st_canvas  # only here: it fails to import outside a Streamlit runtime
+
+from core import model_service
+from core.checkpoint import CheckpointError
+from core.drawing import DrawingError, to_mnist
+from pages.common import finished_runs_with_checkpoints, get_store, run_label
+
+st.title("✏️ Draw & predict")
+store = get_store()
+runs = finished_runs_with_checkpoints(store)
+if not runs:
+    st.info("No trained model yet: train one on **Train** (or upload a checkpoint on **Runs**).")
+    st.stop()
+run = st.selectbox("Model", runs, format_func=run_label, key="draw_run")
+
+left, mid, right = st.columns([3, 2, 3])
+with left:
+    width = st.slider("Stroke width", 8, 40, 22, key="stroke")
+    if st.button("🧹 Clear"):
+        st.session_state["canvas_gen"] = st.session_state.get("canvas_gen", 0) + 1
+    canvas = st_canvas(stroke_width=width, stroke_color="#FFFFFF", background_color="#000000", height=280,
+                       width=280, drawing_mode="freedraw", update_streamlit=True, return_image_data=True,
+                       key=f"canvas_{st.session_state.get('canvas_gen', 0)}")
+try:
+    digit = to_mnist(canvas.image_data if canvas is not None else None)
+except DrawingError as e:
+    mid.info(str(e))
+    st.stop()
+with mid:
+    st.caption("What the network sees (28×28, centred by mass)")
+    st.image(digit, width=168)
+try:
+    probs = model_service.predict(run.checkpoint, digit[None])[0]
+except CheckpointError as e:
+    st.error(str(e))
+    st.stop()
+with right:
+    best = int(np.argmax(probs))
+    st.markdown(f"### Prediction: **{best}**  ({probs[best]:.1%})")
+    fig = go.Figure(go.Bar(x=[str(i) for i in range(10)], y=probs,
+                           marker_color=["#2f80ed" if i == best else "#7f8c8d" for i in range(10)]))
+    fig.update_layout(height=260, yaxis=dict(range=[0, 1], title="probability"), xaxis_title="digit",
+                      margin=dict(l=10, r=10, t=10, b=10))
+    st.plotly_chart(fig, width="stretch", key="probs")

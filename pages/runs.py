@@ -1,0 +1,70 @@
+"""Runs: every run in the store; open, rename, delete, download or upload a checkpoint."""
+import datetime as dt
+from pathlib import Path
+
+import pandas as pd
+import streamlit as st
+
+from core import model_service
+from core.checkpoint import CheckpointError
+from core.store import RunBusy
+from pages.common import fmt_duration, get_store, run_label
+
+st.title("🗂️ Runs")
+store = get_store()
+store.reconcile()
+runs = store.list_runs()
+
+with st.expander("⬆️ Upload a checkpoint", expanded=not runs):
+    up = st.file_uploader("MindSpore .ckpt of LeNet-5 or the MLP (50 MB at most)", type=["ckpt"], key="upload")
+    if up is not None and st.session_state.get("uploaded") != up.file_id:
+        try:
+            run_id = model_service.import_checkpoint(store, up.getvalue(), up.name)
+            st.session_state["uploaded"] = up.file_id
+            st.success(f"Added as run {run_id}.")
+            runs = store.list_runs()
+        except CheckpointError as e:
+            st.error(str(e))
+
+if not runs:
+    st.info("No runs yet.")
+    st.stop()
+
+table = pd.DataFrame([{
+    "name": r.name, "status": r.status, "network": r.config.network, "style": r.config.style, "mode": r.config.mode,
+    "optimizer": r.config.optimizer, "lr": r.config.learning_rate, "batch": r.config.batch_size,
+    "epochs": f"{r.epoch}/{r.config.epochs}", "best val acc": r.best_val_acc, "duration": fmt_duration(r.duration),
+    "created": dt.datetime.fromtimestamp(r.created).strftime("%Y-%m-%d %H:%M"), "source": r.source, "id": r.id,
+} for r in runs])
+st.dataframe(table, hide_index=True, width="stretch",
+             column_config={"best val acc": st.column_config.NumberColumn(format="percent")})
+
+run = st.selectbox("Run", runs, format_func=run_label, key="runs_selected")
+st.json(run.config.to_dict(), expanded=False)
+st.caption(f"{run.message}")
+a, b, c = st.columns(3)
+with a:
+    new_name = st.text_input("Name", value=run.name, key=f"name_{run.id}")
+    if st.button("Rename") and new_name != run.name:
+        try:
+            store.rename(run.id, new_name)
+            st.rerun()
+        except ValueError as e:
+            st.error(str(e))
+with b:
+    if st.button("Open on Train"):
+        st.session_state["run_id"] = run.id
+        st.switch_page("pages/train.py")
+    if run.checkpoint and Path(run.checkpoint).exists():
+        st.download_button("⬇️ Download checkpoint", Path(run.checkpoint).read_bytes(),
+                           file_name=f"{run.name.replace(' ', '_').replace('/', '_')}.ckpt", key="download")
+    elif run.checkpoint:
+        st.warning("Its checkpoint file was deleted from disk.")
+with c:
+    sure = st.checkbox("Yes, delete this run and its checkpoint", key=f"sure_{run.id}")
+    if st.button("🗑️ Delete", disabled=not sure):
+        try:
+            store.delete(run.id)
+            st.rerun()
+        except RunBusy as e:
+            st.error(str(e))

@@ -1,0 +1,120 @@
+"""Train: start, pause, resume, stop; live progress, curves and log, read from the run store."""
+import pandas as pd
+import plotly.graph_objects as go
+import streamlit as st
+from plotly.subplots import make_subplots
+
+from core import launcher
+from core.config import LABELS
+from core.store import RunBusy
+from pages.common import POLL_S, STATUS_ICONS, fmt_duration, get_config, get_store, run_label
+
+CHART_POINTS = 1500  # step history is downsampled by the store so long runs keep pages small
+
+st.title("🏋️ Train")
+store = get_store()
+config = get_config()
+
+# --- start -------------------------------------------------------------------------------------------------
+active = store.active_run()
+with st.container(border=True):
+    st.markdown(f"**Next run:** {LABELS[config.network]} · {LABELS[config.style]} · {LABELS[config.mode]} · "
+                f"{LABELS[config.optimizer]} lr {config.learning_rate} · batch {config.batch_size} · "
+                f"{config.epochs} epochs · seed {config.seed}" + (" · early stopping" if config.early_stopping else ""))
+    name = st.text_input("Run name (optional)", key="run_name", max_chars=80)
+    if st.button("▶️ Start training", type="primary", disabled=active is not None,
+                 help="One run trains at a time on this machine." if active else None):
+        try:
+            run_id = launcher.start(store, config, name=name or None)
+            st.session_state["run_id"] = run_id
+            st.rerun()
+        except RunBusy as e:
+            st.error(str(e))
+        except (ValueError, OSError) as e:
+            st.error(f"Could not start: {e}")
+
+# --- which run to show: the active one, else this session's last, else the newest --------------------------
+runs = store.list_runs()
+if not runs:
+    st.info("No runs yet. Check the settings on **Configure**, then press **Start training**.")
+    st.stop()
+ids = [r.id for r in runs]
+default_id = active.id if active else st.session_state.get("run_id", ids[0])
+shown = st.selectbox("Run", ids, index=ids.index(default_id) if default_id in ids else 0,
+                     format_func=lambda i: run_label(next(r for r in runs if r.id == i)))
+st.session_state["run_id"] = shown
+
+
+def curves(run_id: str):
+    steps = pd.DataFrame(store.steps(run_id, max_points=CHART_POINTS))
+    epochs = pd.DataFrame(store.epochs(run_id))
+    fig = make_subplots(rows=1, cols=3, subplot_titles=("step loss", "epoch loss", "epoch accuracy"))
+    if not steps.empty:
+        fig.add_trace(go.Scatter(x=steps["step"], y=steps["loss"], name="step loss", mode="lines",
+                                 line=dict(width=1, color="rgba(120,160,255,0.45)")), 1, 1)
+        smooth = steps["loss"].ewm(alpha=0.1).mean()
+        fig.add_trace(go.Scatter(x=steps["step"], y=smooth, name="smoothed", mode="lines",
+                                 line=dict(width=2, color="#2f80ed")), 1, 1)
+    if not epochs.empty:
+        for col, colour, pos in (("train_loss", "#f2994a", 2), ("val_loss", "#27ae60", 2),
+                                 ("train_acc", "#f2994a", 3), ("val_acc", "#27ae60", 3)):
+            if epochs[col].notna().any():
+                fig.add_trace(go.Scatter(x=epochs["epoch"], y=epochs[col], name=col, mode="lines+markers",
+                                         line=dict(color=colour, dash="solid" if "train" in col else "dot")), 1, pos)
+    fig.update_layout(height=340, margin=dict(l=10, r=10, t=30, b=10), legend=dict(orientation="h"))
+    fig.update_xaxes(title_text="step", row=1, col=1)
+    fig.update_xaxes(title_text="epoch", row=1, col=2)
+    fig.update_xaxes(title_text="epoch", row=1, col=3)
+    return fig
+
+
+def controls(run):
+    a, b, c, _ = st.columns([1, 1, 1, 4])
+    if run.status == "paused":
+        if a.button("▶️ Resume", key="resume"):
+            st.toast(store.request(run.id, "resume"))
+    elif a.button("⏸️ Pause", key="pause", disabled=run.status != "running"):
+        st.toast(store.request(run.id, "pause"))
+    if b.button("⏹️ Stop", key="stop"):
+        st.toast(launcher.stop(store, run.id))
+
+
+was_active = store.get(shown).active
+
+
+@st.fragment(run_every=POLL_S if was_active else None)
+def live(run_id: str):
+    run = store.get(run_id)
+    if run is None:
+        st.warning("This run was deleted.")
+        return
+    if was_active and not run.active:
+        st.rerun()  # finished: redraw the page once, without polling
+    st.subheader(f"{STATUS_ICONS.get(run.status, '')} {run.name} — {run.status}")
+    if run.active:
+        controls(run)
+    frac = run.step / run.total_steps if run.total_steps else 0.0
+    if run.phase == "compiling":
+        st.info("⏳ Compiling the graph… (the first Graph-mode step builds the network; this takes a few seconds)")
+    st.progress(min(frac, 1.0), text=f"epoch {run.epoch}/{run.config.epochs} · step {run.step}/{run.total_steps or '?'}"
+                                     f" · {run.samples_per_s or 0:,.0f} samples/s · ETA {fmt_duration(run.eta)}")
+    m = st.columns(4)
+    m[0].metric("best val accuracy", f"{run.best_val_acc:.2%}" if run.best_val_acc is not None else "–")
+    m[1].metric("best val loss", f"{run.best_val_loss:.4f}" if run.best_val_loss is not None else "–")
+    m[2].metric("elapsed", fmt_duration(run.duration))
+    m[3].metric("source", run.source)
+    st.plotly_chart(curves(run_id), width="stretch", key="curves")
+    if not run.active:
+        if run.status in ("completed", "early_stopped"):
+            st.success(f"Finished: {run.message}")
+        elif run.status in ("stopped",):
+            st.warning(f"Stopped: {run.message}")
+        else:
+            st.error(f"{run.status}: {run.message}")
+        if run.checkpoint:
+            st.caption(f"Checkpoint: `{run.checkpoint}` — evaluate it on **Evaluate**, try it on **Draw & predict**.")
+    with st.expander("Log", expanded=run.active):
+        st.code("\n".join(line["message"] for line in store.logs(run_id, limit=60)) or "(empty)", language=None)
+
+
+live(shown)
