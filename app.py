@@ -5,20 +5,18 @@ prepare_process(None)  # GLOG_v and the oneDNN ISA cap must be set before anythi
 
 import streamlit as st  # noqa: E402
 
-from pages.common import sidebar_status  # noqa: E402
+from pages.common import DEFAULT_PAGE, PAGES, render_sidebar  # noqa: E402
 
-st.set_page_config(page_title="MindSpore Training Studio", page_icon="🧠", layout="wide")
+st.set_page_config(page_title="MindSpore Training Studio", page_icon="🧠", layout="wide",
+                   initial_sidebar_state="expanded")
 
-PAGES = [
-    st.Page("pages/data.py", title="Data", icon="🔢", url_path="data"),
-    st.Page("pages/configure.py", title="Configure", icon="⚙️", url_path="configure"),
-    st.Page("pages/train.py", title="Train", icon="🏋️", url_path="train", default=True),
-    st.Page("pages/evaluate.py", title="Evaluate", icon="📊", url_path="evaluate"),
-    st.Page("pages/draw.py", title="Draw & predict", icon="✏️", url_path="draw"),
-    st.Page("pages/runs.py", title="Runs", icon="🗂️", url_path="runs"),
-]
-
-page = st.navigation(PAGES)
-with st.sidebar:
-    sidebar_status()
-page.run()
+# Our own sidebar links replace Streamlit's automatic navigation, which briefly lists the modules of
+# pages/ during reruns.
+page = st.navigation([st.Page(path, title=title, icon=icon, url_path=url, default=path == DEFAULT_PAGE)
+                      for path, title, icon, url in PAGES], position="hidden")
+render_sidebar()
+st.session_state["_in_frame"] = True  # pages check this (see pages.common.ensure_frame)
+try:
+    page.run()
+finally:
+    st.session_state["_in_frame"] = False

@@ -15,7 +15,7 @@ class DrawingError(ValueError):
 def to_mnist(rgba: np.ndarray) -> np.ndarray:
     """Canvas RGBA (H, W, 4), white ink on black -> uint8 (28, 28). Raises DrawingError if there is no digit."""
     if rgba is None or rgba.ndim != 3:
-        raise DrawingError("Draw a digit first.")
+        raise DrawingError("The canvas is empty: draw a digit, then it will be read.")
     rgb = rgba[:, :, :3].astype(np.float32)
     ink = rgb.max(axis=2) * (rgba[:, :, 3].astype(np.float32) / 255.0 if rgba.shape[2] == 4 else 1.0)
     mask = ink > 30

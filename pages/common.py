@@ -4,16 +4,57 @@ from __future__ import annotations
 import streamlit as st
 
 from core.config import TrainConfig
-from core.store import ACTIVE, Run, RunStore
+from core.store import ACTIVE, Run, RunStore, default_data_dir
 
 STATUS_ICONS = {"starting": "⏳", "running": "🏃", "paused": "⏸️", "completed": "✅", "early_stopped": "✅",
                 "stopped": "⏹️", "diverged": "💥", "failed": "❌", "interrupted": "⚠️"}
 POLL_S = 1.0
 
 
+# (file, title, icon, url path); app.py builds st.navigation from this list.
+PAGES = [
+    ("pages/data.py", "Data", "🔢", "data"),
+    ("pages/configure.py", "Configure", "⚙️", "configure"),
+    ("pages/train.py", "Train", "🏋️", "train"),
+    ("pages/evaluate.py", "Evaluate", "📊", "evaluate"),
+    ("pages/draw.py", "Draw & predict", "✏️", "draw"),
+    ("pages/runs.py", "Runs", "🗂️", "runs"),
+]
+DEFAULT_PAGE = "pages/train.py"
+
+
+def render_sidebar() -> None:
+    with st.sidebar:
+        st.markdown("### 🧠 MindSpore Training Studio")
+        for path, title, icon, _ in PAGES:
+            st.page_link(path, label=title, icon=icon)
+        st.divider()
+        sidebar_status()
+
+
+def ensure_frame() -> None:
+    """Give a page the frame even when app.py did not run it.
+
+    Streamlit runs a pages/ script on its own (its old multipage mode) when a page URL is the first
+    request a fresh server gets (and always under AppTest). Then this page draws the frame itself and
+    switches the server to st.navigation mode for the requests that follow."""
+    if st.session_state.get("_in_frame"):
+        return
+    from streamlit.runtime.pages_manager import PagesManager
+    from core.runtime import prepare_process
+    prepare_process(None)
+    PagesManager.uses_pages_directory = False
+    render_sidebar()
+
+
 @st.cache_resource
+def _store(root: str) -> RunStore:
+    return RunStore(root)
+
+
 def get_store() -> RunStore:
-    return RunStore()
+    """The run store of this server (its folder is read from the environment on each call)."""
+    return _store(str(default_data_dir()))
 
 
 def get_config() -> TrainConfig:

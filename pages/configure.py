@@ -6,7 +6,7 @@ import streamlit as st
 
 from core import config as C
 from core.config import ConfigError, TrainConfig, parse_field
-from pages.common import get_config, set_config
+from pages.common import ensure_frame, get_config, set_config
 
 URL_FIELDS = [f.name for f in fields(TrainConfig) if f.name != "data_dir"]
 
@@ -47,6 +47,7 @@ def write_url(config: TrainConfig) -> None:
         st.query_params.from_dict(params)
 
 
+ensure_frame()
 st.title("⚙️ Configure")
 config = get_config()
 if not st.session_state.get("url_applied"):

@@ -10,8 +10,9 @@ from core import model_service
 from core.data_source import load_arrays, validate_mnist_dir
 from core.download import DownloadCancelled, download_mnist
 from core.idx import DataError
-from pages.common import get_config, set_config
+from pages.common import ensure_frame, get_config, set_config
 
+ensure_frame()
 st.title("🔢 Data")
 config = get_config()
 

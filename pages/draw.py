@@ -7,8 +7,9 @@ from streamlit_drawable_canvas import st_canvas  # only here: it fails to import
 from core import model_service
 from core.checkpoint import CheckpointError
 from core.drawing import DrawingError, to_mnist
-from pages.common import finished_runs_with_checkpoints, get_store, run_label
+from pages.common import ensure_frame, finished_runs_with_checkpoints, get_store, run_label
 
+ensure_frame()
 st.title("✏️ Draw & predict")
 store = get_store()
 runs = finished_runs_with_checkpoints(store)

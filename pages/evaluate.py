@@ -8,8 +8,9 @@ from core.checkpoint import CheckpointError
 from core.data_source import load_arrays, validate_mnist_dir
 from core.idx import DataError
 from core import model_service
-from pages.common import finished_runs_with_checkpoints, get_store, run_label
+from pages.common import ensure_frame, finished_runs_with_checkpoints, get_store, run_label
 
+ensure_frame()
 st.title("📊 Evaluate")
 store = get_store()
 runs = finished_runs_with_checkpoints(store)
@@ -34,52 +35,52 @@ split = st.radio("Split", splits, horizontal=True, key="eval_split",
 key = (run.checkpoint, str(folder.root), split)
 if st.session_state.get("eval_key") != key:
     st.session_state.pop("eval_report", None)
-if st.button("Evaluate", type="primary") or "eval_report" in st.session_state:
-    if "eval_report" not in st.session_state:
-        try:
-            with st.spinner("Evaluating…"):
-                st.session_state["eval_report"] = model_service.evaluate(run.checkpoint, str(folder.root), split)
-                st.session_state["eval_key"] = key
-        except (CheckpointError, DataError, ValueError) as e:
-            st.error(str(e))
-            st.stop()
-    r = st.session_state["eval_report"]
-    c = st.columns(3)
-    c[0].metric("accuracy", f"{r.accuracy:.2%}")
-    c[1].metric("loss", f"{r.loss:.4f}")
-    c[2].metric("misclassified", f"{len(r.misclassified):,} of {len(r.labels):,}")
+# Evaluated once per (checkpoint, folder, split), then kept for this session.
+if "eval_report" not in st.session_state:
+    try:
+        with st.spinner("Evaluating…"):
+            st.session_state["eval_report"] = model_service.evaluate(run.checkpoint, str(folder.root), split)
+            st.session_state["eval_key"] = key
+    except (CheckpointError, DataError, ValueError) as e:
+        st.error(str(e))
+        st.stop()
+r = st.session_state["eval_report"]
+c = st.columns(3)
+c[0].metric("accuracy", f"{r.accuracy:.2%}")
+c[1].metric("loss", f"{r.loss:.4f}")
+c[2].metric("misclassified", f"{len(r.misclassified):,} of {len(r.labels):,}")
 
-    fig = go.Figure(go.Heatmap(z=np.log1p(r.confusion), text=r.confusion, texttemplate="%{text}",
-                               x=[str(i) for i in range(10)], y=[str(i) for i in range(10)],
-                               colorscale="Blues", showscale=False,
-                               hovertemplate="true %{y}, predicted %{x}: %{text}<extra></extra>"))
-    fig.update_layout(height=460, xaxis_title="predicted", yaxis_title="true", yaxis_autorange="reversed",
-                      margin=dict(l=10, r=10, t=10, b=10))
-    left, right = st.columns([3, 2])
-    left.plotly_chart(fig, width="stretch", key="confusion")
-    table = pd.DataFrame({"digit": range(10), "precision": r.precision, "recall": r.recall, "f1": r.f1,
-                          "support": r.support})
-    right.dataframe(table.style.format({"precision": "{:.3f}", "recall": "{:.3f}", "f1": "{:.3f}"}),
-                    hide_index=True, width="stretch", height=420)
+fig = go.Figure(go.Heatmap(z=np.log1p(r.confusion), text=r.confusion, texttemplate="%{text}",
+                           x=[str(i) for i in range(10)], y=[str(i) for i in range(10)],
+                           colorscale="Blues", showscale=False,
+                           hovertemplate="true %{y}, predicted %{x}: %{text}<extra></extra>"))
+fig.update_layout(height=460, xaxis_title="predicted", yaxis_title="true", yaxis_autorange="reversed",
+                  margin=dict(l=10, r=10, t=10, b=10))
+left, right = st.columns([3, 2])
+left.plotly_chart(fig, width="stretch", key="confusion")
+table = pd.DataFrame({"digit": range(10), "precision": r.precision, "recall": r.recall, "f1": r.f1,
+                      "support": r.support})
+right.dataframe(table.style.format({"precision": "{:.3f}", "recall": "{:.3f}", "f1": "{:.3f}"}),
+                hide_index=True, width="stretch", height=420)
 
-    file_split = "test" if split == "test" else "train"
-    images, _ = load_arrays(folder, file_split)
-    off = r.confusion.copy()
-    np.fill_diagonal(off, -1)
-    worst = np.unravel_index(off.argmax(), off.shape)
-    st.subheader("Confusion-matrix cell")
-    a, b = st.columns(2)
-    true = a.selectbox("true digit", range(10), index=int(worst[0]), key="cell_true")
-    pred = b.selectbox("predicted digit", range(10), index=int(worst[1]), key="cell_pred")
-    pos = r.cell(true, pred)[:24]
+file_split = "test" if split == "test" else "train"
+images, _ = load_arrays(folder, file_split)
+off = r.confusion.copy()
+np.fill_diagonal(off, -1)
+worst = np.unravel_index(off.argmax(), off.shape)
+st.subheader("Confusion-matrix cell")
+a, b = st.columns(2)
+true = a.selectbox("true digit", range(10), index=int(worst[0]), key="cell_true")
+pred = b.selectbox("predicted digit", range(10), index=int(worst[1]), key="cell_pred")
+pos = r.cell(true, pred)[:24]
 
-    def gallery(positions, caption_fn):
-        if len(positions) == 0:
-            st.caption("No images here.")
-            return
-        st.image([images[r.sample_ids[p]] for p in positions], width=84, caption=[caption_fn(p) for p in positions])
+def gallery(positions, caption_fn):
+    if len(positions) == 0:
+        st.caption("No images here.")
+        return
+    st.image([images[r.sample_ids[p]] for p in positions], width=84, caption=[caption_fn(p) for p in positions])
 
-    st.caption(f"{r.confusion[true, pred]} images of {true} read as {pred}")
-    gallery(pos, lambda p: f"#{r.sample_ids[p]} p={r.probabilities[p, pred]:.2f}")
-    st.subheader("Most confident mistakes")
-    gallery(r.misclassified[:24], lambda p: f"{r.labels[p]}→{r.predicted[p]} p={r.probabilities[p, r.predicted[p]]:.2f}")
+st.caption(f"{r.confusion[true, pred]} images of {true} read as {pred}")
+gallery(pos, lambda p: f"#{r.sample_ids[p]} p={r.probabilities[p, pred]:.2f}")
+st.subheader("Most confident mistakes")
+gallery(r.misclassified[:24], lambda p: f"{r.labels[p]}→{r.predicted[p]} p={r.probabilities[p, r.predicted[p]]:.2f}")

@@ -8,8 +8,9 @@ import streamlit as st
 from core import model_service
 from core.checkpoint import CheckpointError
 from core.store import RunBusy
-from pages.common import fmt_duration, get_store, run_label
+from pages.common import ensure_frame, fmt_duration, get_store, run_label
 
+ensure_frame()
 st.title("🗂️ Runs")
 store = get_store()
 store.reconcile()

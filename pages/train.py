@@ -7,10 +7,11 @@ from plotly.subplots import make_subplots
 from core import launcher
 from core.config import LABELS
 from core.store import RunBusy
-from pages.common import POLL_S, STATUS_ICONS, fmt_duration, get_config, get_store, run_label
+from pages.common import POLL_S, STATUS_ICONS, ensure_frame, fmt_duration, get_config, get_store, run_label
 
 CHART_POINTS = 1500  # step history is downsampled by the store so long runs keep pages small
 
+ensure_frame()
 st.title("🏋️ Train")
 store = get_store()
 config = get_config()
@@ -94,8 +95,9 @@ def live(run_id: str):
     if run.active:
         controls(run)
     frac = run.step / run.total_steps if run.total_steps else 0.0
+    notice = st.empty()  # always present, so the layout does not shift between polls
     if run.phase == "compiling":
-        st.info("⏳ Compiling the graph… (the first Graph-mode step builds the network; this takes a few seconds)")
+        notice.info("⏳ Compiling the graph… (the first Graph-mode step builds the network; this takes a few seconds)")
     st.progress(min(frac, 1.0), text=f"epoch {run.epoch}/{run.config.epochs} · step {run.step}/{run.total_steps or '?'}"
                                      f" · {run.samples_per_s or 0:,.0f} samples/s · ETA {fmt_duration(run.eta)}")
     m = st.columns(4)
