@@ -134,3 +134,19 @@ def test_uploaded_checkpoints_are_validated(store, trained_ckpt):
     assert run.status == "completed" and run.source == "upload" and run.config.network == "mlp"
     probs = model_service.predict(run.checkpoint, __import__("numpy").zeros((2, 28, 28), "uint8"))
     assert probs.shape == (2, 10)
+
+
+def test_data_page_uses_a_valid_folder_and_refuses_a_bad_one(store, small_mnist, tmp_path):
+    at = page("data")
+    at.radio(key="data_source").set_value("folder").run()
+    at.text_input(key="folder_path").input(str(tmp_path / "missing")).run()
+    next(b for b in at.button if b.label == "Use this folder").click().run()
+    assert any("does not exist" in e.value for e in at.error)
+    assert at.session_state["config"].data_dir is None
+    at.text_input(key="folder_path").input(str(small_mnist)).run()
+    next(b for b in at.button if b.label == "Use this folder").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.session_state["config"].data_dir == str(small_mnist)
+    assert any("1,200 training images" in c.value and "500 test images" in c.value for c in at.caption)
+    steps = [m.value for m in at.markdown if m.value.startswith("**")]
+    assert steps[:5] == ["**raw (MnistDataset)**", "**Rescale**", "**Normalize**", "**HWC2CHW**", "**Network input**"]
