@@ -1,0 +1,63 @@
+"""Median training-step time of one configuration (fixed random batch, device sync every step).
+
+Run each case in its own process, because the oneDNN ISA cap is fixed when mindspore is imported:
+  python bench/step_time.py lenet5 cell graph            # with the project's per-network default
+  ONEDNN_MAX_CPU_ISA= python bench/step_time.py lenet5   # oneDNN's own choice (empty = no cap)
+  bash bench/isa.sh                                      # the comparison in the README
+"""
+import argparse
+import os
+import platform
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from core.runtime import prepare_process  # noqa: E402
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("network", choices=("lenet5", "mlp"))
+    ap.add_argument("style", nargs="?", default="cell", choices=("cell", "functional"))
+    ap.add_argument("mode", nargs="?", default="graph", choices=("graph", "pynative"))
+    ap.add_argument("--batch", type=int, default=64)
+    ap.add_argument("--steps", type=int, default=60)
+    args = ap.parse_args()
+    prepare_process(args.network)
+    import numpy as np
+    import mindspore as ms
+    from core.config import TrainConfig
+    from core.losses import build_loss
+    from core.networks import build_network
+    from core.optim import build_optimizer
+    from core.runtime import set_mode
+    from core.trainer import make_train_step
+
+    cfg = TrainConfig(network=args.network, style=args.style, mode=args.mode, batch_size=args.batch)
+    set_mode(cfg.mode)
+    net = build_network(cfg.network)
+    step = make_train_step(cfg, net, build_loss(cfg.loss), build_optimizer(cfg, net.trainable_params()))
+    rng = np.random.default_rng(0)
+    x = ms.Tensor(rng.standard_normal((args.batch, 1, 28, 28), dtype=np.float32))
+    y = ms.Tensor(rng.integers(0, 10, args.batch).astype(np.int32))
+    t = time.perf_counter()
+    step(x, y)[0].asnumpy()
+    first = time.perf_counter() - t
+    for _ in range(5):
+        step(x, y)[0].asnumpy()
+    times = []
+    for _ in range(args.steps):
+        t = time.perf_counter()
+        step(x, y)[0].asnumpy()
+        times.append(time.perf_counter() - t)
+    ms_ = np.array(times) * 1000
+    print(f"{time.strftime('%Y-%m-%d')} mindspore {ms.__version__} python {platform.python_version()} "
+          f"ONEDNN_MAX_CPU_ISA={os.environ.get('ONEDNN_MAX_CPU_ISA', '')!r:8} {args.network:6} {args.style:10} "
+          f"{args.mode:8} batch {args.batch}: median {np.median(ms_):6.1f} ms  p90 {np.percentile(ms_, 90):6.1f} ms  "
+          f"first step {first:.2f} s")
+
+
+if __name__ == "__main__":
+    main()
