@@ -80,8 +80,13 @@ def run_label(run: Run) -> str:
     return f"{STATUS_ICONS.get(run.status, '')} {run.name} ({run.config.network}, {run.status}{acc})"
 
 
-def finished_runs_with_checkpoints(store: RunStore) -> list[Run]:
-    return [r for r in store.list_runs() if r.checkpoint and r.status not in ACTIVE]
+def pick_trained_run(label: str, key: str) -> Run:
+    """A selectbox of finished runs that have a checkpoint; stops the page with a hint when there is none."""
+    runs = [r for r in get_store().list_runs() if r.checkpoint and r.status not in ACTIVE]
+    if not runs:
+        st.info("No trained model yet: train one on **Train** (or upload a checkpoint on **Runs**).")
+        st.stop()
+    return st.selectbox(label, runs, format_func=run_label, key=key)
 
 
 def sidebar_status() -> None:

@@ -7,16 +7,11 @@ from streamlit_drawable_canvas import st_canvas  # only here: it fails to import
 from core import model_service
 from core.checkpoint import CheckpointError
 from core.drawing import DrawingError, to_mnist
-from pages.common import ensure_frame, finished_runs_with_checkpoints, get_store, run_label
+from pages.common import ensure_frame, pick_trained_run
 
 ensure_frame()
 st.title("✏️ Draw & predict")
-store = get_store()
-runs = finished_runs_with_checkpoints(store)
-if not runs:
-    st.info("No trained model yet: train one on **Train** (or upload a checkpoint on **Runs**).")
-    st.stop()
-run = st.selectbox("Model", runs, format_func=run_label, key="draw_run")
+run = pick_trained_run("Model", key="draw_run")
 
 left, mid, right = st.columns([3, 2, 3])
 with left:

@@ -8,17 +8,11 @@ from core.checkpoint import CheckpointError
 from core.data_source import load_arrays, validate_mnist_dir
 from core.idx import DataError
 from core import model_service
-from pages.common import ensure_frame, finished_runs_with_checkpoints, get_store, run_label
+from pages.common import ensure_frame, pick_trained_run
 
 ensure_frame()
 st.title("📊 Evaluate")
-store = get_store()
-runs = finished_runs_with_checkpoints(store)
-if not runs:
-    st.info("No finished run with a checkpoint yet: train one on **Train** (or upload one on **Runs**).")
-    st.stop()
-
-run = st.selectbox("Run", runs, format_func=run_label, key="eval_run")
+run = pick_trained_run("Run", key="eval_run")
 default_dir = run.config.data_dir or ""
 data_dir = st.text_input("MNIST folder to evaluate on (empty: the run's own data)", value=default_dir,
                          key="eval_dir", help="a folder with train/ and test/ in MindSpore's quick-start layout")
