@@ -119,7 +119,18 @@ class TrainConfig:
         return replace(self, **changes)
 
 
-def parse_field(name: str, text: str) -> Any:
+def parse_fields(values: dict[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
+    """Parse several fields from text (or already typed values); returns (parsed, errors by field)."""
+    parsed, errors = {}, {}
+    for name, value in values.items():
+        try:
+            parsed[name] = parse_field(name, value)
+        except ConfigError as e:
+            errors.update(e.errors)
+    return parsed, errors
+
+
+def parse_field(name: str, text: Any) -> Any:
     """Parse one field from text (URL query values, CLI) to its type; raise ConfigError with a message."""
     kinds = {f.name: f.type for f in fields(TrainConfig)}
     if name not in kinds:

@@ -92,9 +92,12 @@ def validate_mnist_dir(data_dir: str | os.PathLike | None, require_test: bool = 
 
 def load_arrays(folder: MnistFolder, split: str) -> tuple[np.ndarray, np.ndarray]:
     """Images (N, 28, 28) uint8 and labels (N,) uint8 of one split, in file order."""
-    images_name, labels_name = SPLIT_FILES[split]
-    d = folder.split_dir(split)
-    return read_images(d / images_name), read_labels(d / labels_name)
+    return read_images(folder.split_dir(split) / SPLIT_FILES[split][0]), load_labels(folder, split)
+
+
+def load_labels(folder: MnistFolder, split: str) -> np.ndarray:
+    """Labels (N,) uint8 of one split, without reading its images."""
+    return read_labels(folder.split_dir(split) / SPLIT_FILES[split][1])
 
 
 def stratified_split(labels: np.ndarray, val_fraction: float, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:

@@ -14,14 +14,14 @@ from core.runtime import prepare_process
 
 def evaluation_set(folder, split: str, val_fraction: float) -> tuple[str, np.ndarray | None]:
     """(file split, indices) for "test" or "validation" (the run's held-out part of the training file)."""
-    from core.data_source import load_arrays, stratified_split
+    from core.data_source import load_labels, stratified_split
     if split == "test":
         if not folder.has_test:
             raise ValueError(f"{folder.root} has no test split. Evaluate on the validation split, or use a "
                              "MNIST folder with test/ (e.g. one made by `python -m core.download`).")
         return "test", None
     if split == "validation":
-        _, labels = load_arrays(folder, "train")
+        labels = load_labels(folder, "train")
         _, val_idx = stratified_split(labels, val_fraction)
         if len(val_idx) == 0:
             raise ValueError("this run used no validation split (val_fraction 0): evaluate on a test split")

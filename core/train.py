@@ -11,7 +11,7 @@ import sys
 import time
 from dataclasses import fields
 
-from core.config import LABELS, ConfigError, TrainConfig, parse_field
+from core.config import LABELS, ConfigError, TrainConfig, parse_fields
 from core.runtime import prepare_process
 
 CHOICES = {"network": "NETWORKS", "style": "STYLES", "mode": "MODES", "optimizer": "OPTIMIZERS",
@@ -39,15 +39,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def config_from_args(args: argparse.Namespace) -> TrainConfig:
-    values, errors = {}, {}
-    for f in fields(TrainConfig):
-        v = getattr(args, f.name)
-        if v is None:
-            continue
-        try:
-            values[f.name] = parse_field(f.name, v) if isinstance(v, str) and f.name not in CHOICES else v
-        except ConfigError as e:
-            errors.update(e.errors)
+    values, errors = parse_fields({f.name: getattr(args, f.name) for f in fields(TrainConfig)
+                                   if getattr(args, f.name) is not None})
     if errors:
         raise ConfigError(errors)
     return TrainConfig(**values).validate()

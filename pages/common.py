@@ -4,6 +4,7 @@ from __future__ import annotations
 import streamlit as st
 
 from core.config import TrainConfig
+from core.data_source import SPLIT_FILES, MnistFolder, load_arrays, validate_mnist_dir
 from core.store import ACTIVE, Run, RunStore, default_data_dir
 
 STATUS_ICONS = {"starting": "⏳", "running": "🏃", "paused": "⏸️", "completed": "✅", "early_stopped": "✅",
@@ -30,6 +31,17 @@ def render_sidebar() -> None:
             st.page_link(path, label=title, icon=icon)
         st.divider()
         sidebar_status()
+
+
+@st.cache_data(max_entries=4)
+def _arrays(root: str, split: str, mtime_ns: int):
+    return load_arrays(validate_mnist_dir(root), split)
+
+
+def split_arrays(folder: MnistFolder, split: str):
+    """Images and labels of a split, cached across reruns and sessions until the image file changes."""
+    mtime_ns = (folder.split_dir(split) / SPLIT_FILES[split][0]).stat().st_mtime_ns
+    return _arrays(str(folder.root), split, mtime_ns)
 
 
 def ensure_frame() -> None:

@@ -5,7 +5,7 @@ import pandas as pd
 import streamlit as st
 
 from core import config as C
-from core.config import ConfigError, TrainConfig, parse_field
+from core.config import TrainConfig, parse_fields
 from pages.common import ensure_frame, get_config, set_config
 
 URL_FIELDS = [f.name for f in fields(TrainConfig) if f.name != "data_dir"]
@@ -13,15 +13,10 @@ URL_FIELDS = [f.name for f in fields(TrainConfig) if f.name != "data_dir"]
 
 def config_from_url(base: TrainConfig) -> tuple[TrainConfig, dict[str, str]]:
     """Apply the page URL's query parameters to base; unknown or invalid ones are reported, not applied."""
-    values, errors = {}, {}
+    values, errors = parse_fields({k: st.query_params[k] for k in st.query_params.keys() if k in URL_FIELDS})
     for key in st.query_params.keys():
         if key not in URL_FIELDS:
             errors[key] = f"unknown setting in the link ({key}={st.query_params[key]!r})"
-            continue
-        try:
-            values[key] = parse_field(key, st.query_params[key])
-        except ConfigError as e:
-            errors.update(e.errors)
     candidate = base.with_(**values)
     for name, msg in candidate.errors().items():
         errors[name] = f"{msg} (from the link)"
@@ -104,13 +99,7 @@ with c:
     text_number("patience", "Patience (epochs)")
     text_number("num_parallel_workers", "Data pipeline workers")
 
-values, errors = {}, {}
-for name, value in raw.items():
-    try:
-        values[name] = parse_field(name, value) if isinstance(value, str) and name not in (
-            "network", "style", "mode", "optimizer", "loss", "amp_level") else value
-    except ConfigError as e:
-        errors.update(e.errors)
+values, errors = parse_fields(raw)
 candidate = config.with_(**values)
 errors = {**candidate.errors(), **errors}
 for name, msg in errors.items():

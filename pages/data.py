@@ -7,19 +7,14 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from core import model_service
-from core.data_source import load_arrays, validate_mnist_dir
+from core.data_source import validate_mnist_dir
 from core.download import DownloadCancelled, download_mnist
 from core.idx import DataError
-from pages.common import ensure_frame, get_config, set_config
+from pages.common import ensure_frame, get_config, set_config, split_arrays
 
 ensure_frame()
 st.title("🔢 Data")
 config = get_config()
-
-
-@st.cache_data(max_entries=4)
-def arrays(root: str, split: str, stamp: float):
-    return load_arrays(validate_mnist_dir(root), split)
 
 
 def use(data_dir):
@@ -99,8 +94,7 @@ st.caption(f"In use: `{folder.root}` · {folder.train_count:,} training images"
 
 # --- explore -----------------------------------------------------------------------------------------------
 split = st.radio("Split", ["train"] + (["test"] if folder.has_test else []), horizontal=True, key="explore_split")
-stamp = (folder.split_dir(split) / ("train-images-idx3-ubyte" if split == "train" else "t10k-images-idx3-ubyte")).stat().st_mtime
-images, labels = arrays(str(folder.root), split, stamp)
+images, labels = split_arrays(folder, split)
 
 digit = st.selectbox("Show digit", ["all"] + list(range(10)), key="grid_digit")
 idx = np.flatnonzero(labels == digit) if digit != "all" else np.arange(len(labels))

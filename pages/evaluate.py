@@ -5,10 +5,10 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from core.checkpoint import CheckpointError
-from core.data_source import load_arrays, validate_mnist_dir
+from core.data_source import validate_mnist_dir
 from core.idx import DataError
 from core import model_service
-from pages.common import ensure_frame, pick_trained_run
+from pages.common import ensure_frame, pick_trained_run, split_arrays
 
 ensure_frame()
 st.title("📊 Evaluate")
@@ -58,7 +58,7 @@ right.dataframe(table.style.format({"precision": "{:.3f}", "recall": "{:.3f}", "
                 hide_index=True, width="stretch", height=420)
 
 file_split = "test" if split == "test" else "train"
-images, _ = load_arrays(folder, file_split)
+images, _ = split_arrays(folder, file_split)
 off = r.confusion.copy()
 np.fill_diagonal(off, -1)
 worst = np.unravel_index(off.argmax(), off.shape)
