@@ -10,6 +10,7 @@ import time
 
 from core.config import TrainConfig
 from core.data_source import PROJECT_ROOT
+from core.runtime import child_environment
 from core.store import RunStore, pid_alive
 
 STOP_GRACE_S = 5.0  # a stop request is honoured between steps; after this the process is terminated
@@ -19,8 +20,7 @@ def start(store: RunStore, config: TrainConfig, name: str | None = None) -> str:
     """Create a run (RunBusy if one is training) and start its worker; returns the run id."""
     run_id = store.create_run(config, name=name, source="dashboard")
     log = open(store.logs_dir / f"{run_id}.log", "ab")
-    env = dict(os.environ, PYTHONPATH=str(PROJECT_ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    env.pop("ONEDNN_MAX_CPU_ISA", None)  # the worker chooses it for its network
+    env = child_environment(PYTHONPATH=str(PROJECT_ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     try:
         proc = subprocess.Popen([sys.executable, "-m", "core.worker", run_id, "--store", str(store.root)],
                                 cwd=PROJECT_ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,

@@ -12,6 +12,7 @@ import sys
 # Fastest measured oneDNN ISA cap per network (None: leave oneDNN's own choice).
 ISA_FOR_NETWORK = {"lenet5": "AVX2", "mlp": None}
 APP_ISA = "AVX2"  # the app process predicts with both networks; convolutions dominate there
+_CHOSEN_MARK = "STUDIO_CHOSE_ONEDNN_ISA"  # set when the value below was our choice, not the user's
 
 
 def prepare_process(network: str | None = None) -> bool:
@@ -21,7 +22,17 @@ def prepare_process(network: str | None = None) -> bool:
     isa = APP_ISA if network is None else ISA_FOR_NETWORK.get(network)
     if isa and "ONEDNN_MAX_CPU_ISA" not in os.environ:
         os.environ["ONEDNN_MAX_CPU_ISA"] = isa
+        os.environ[_CHOSEN_MARK] = "1"
     return "mindspore" not in sys.modules
+
+
+def child_environment(**extra: str) -> dict[str, str]:
+    """This process's environment for a child that picks its own settings: drops the oneDNN cap this
+    process chose for itself, keeps one the user set."""
+    env = dict(os.environ, **extra)
+    if env.pop(_CHOSEN_MARK, None):
+        env.pop("ONEDNN_MAX_CPU_ISA", None)
+    return env
 
 
 def set_mode(mode: str) -> None:

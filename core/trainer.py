@@ -3,7 +3,8 @@ and divergence detection. Nothing here knows about Streamlit or the run store.
 
 Events are dicts with a "kind":
   phase  {phase: "compiling" | "training", ...}
-  step   {step, epoch, loss, samples_per_s, elapsed, eta}
+  step   {step, epoch, loss, step_seconds, samples_per_s (timed steps: all but the first), elapsed, eta,
+          total_steps}
   epoch  {epoch, train_loss, train_acc, val_loss, val_acc, samples_per_s, elapsed, eta, best}
   log    {message}
 """
@@ -17,7 +18,7 @@ from typing import Callable, Protocol
 import numpy as np
 
 from core.config import TrainConfig
-from core.data_source import MnistFolder, load_arrays, stratified_split
+from core.data_source import MnistFolder, load_labels, stratified_split
 
 import mindspore as ms  # noqa: E402  (callers run core.runtime.prepare_process first)
 import mindspore.nn as nn  # noqa: E402
@@ -143,7 +144,7 @@ def train(config: TrainConfig, folder: MnistFolder, callback: Callback | None = 
     ms.set_seed(config.seed)
     ds.config.set_seed(config.seed)
 
-    _, labels = load_arrays(folder, "train")
+    labels = load_labels(folder, "train")
     train_idx, val_idx = stratified_split(labels, config.val_fraction)
     if config.batch_size > len(train_idx):
         raise ValueError(f"batch size {config.batch_size} is larger than the {len(train_idx)} training "
@@ -170,7 +171,7 @@ def train(config: TrainConfig, folder: MnistFolder, callback: Callback | None = 
     iterator = train_ds.create_tuple_iterator(num_epochs=config.epochs)  # one iterator: fresh order per epoch
     start = time.monotonic()
     train_seconds = 0.0  # excludes pauses and the first (compiling) step
-    timed_steps = 0
+    timed_steps = timed_samples = 0
     step = 0
     emit({"kind": "log", "message": f"{config.network} · {config.style} style · {config.mode} mode · "
                                     f"{len(train_idx)} train / {len(val_idx)} validation images · "
@@ -191,26 +192,28 @@ def train(config: TrainConfig, folder: MnistFolder, callback: Callback | None = 
             loss, logits = train_step(data, label)
             loss_value = float(loss.asnumpy())  # also synchronises the device
             dt = time.monotonic() - t0
+            b = int(label.shape[0])
             step += 1
             if step == 1:
                 emit({"kind": "phase", "phase": "training", "first_step_seconds": dt})
             else:
                 train_seconds += dt
                 timed_steps += 1
+                timed_samples += b
             if not math.isfinite(loss_value):
                 result.status, result.diverged_at_step = "diverged", step
                 result.message = (f"loss became {loss_value} at step {step} (epoch {epoch}): training "
                                   "diverged. Lower the learning rate.")
                 emit({"kind": "log", "message": result.message})
                 break
-            b = int(label.shape[0])
             labels_np = label.asnumpy()
             correct += int((logits.asnumpy().argmax(1) == labels_np).sum())
             loss_sum += loss_value * b
             seen += b
             mean_step = train_seconds / timed_steps if timed_steps else dt
-            emit({"kind": "step", "step": step, "epoch": epoch, "loss": loss_value,
-                  "samples_per_s": b / mean_step if mean_step > 0 else 0.0,
+            emit({"kind": "step", "step": step, "epoch": epoch, "loss": loss_value, "step_seconds": dt,
+                  "samples_per_s": (timed_samples / train_seconds if train_seconds > 0
+                                    else b / dt if dt > 0 else 0.0),
                   "elapsed": time.monotonic() - start, "eta": mean_step * (total_steps - step),
                   "total_steps": total_steps})
         result.steps = step

@@ -64,7 +64,8 @@ def test_worker_pause_resume_stop(store, long_config):
 
 def test_killed_worker_is_marked_interrupted_and_keeps_its_data(store, long_config):
     run_id = launcher.start(store, long_config.with_(epochs=50, batch_size=64))
-    wait_for(lambda: len(store.epochs(run_id)) >= 1, what="one epoch")
+    # the epoch's metrics are written just before its checkpoint: wait for both before killing
+    wait_for(lambda: store.get(run_id).checkpoint and len(store.epochs(run_id)) >= 1, what="one checkpointed epoch")
     pid = store.get(run_id).pid
     os.kill(pid, signal.SIGKILL)
     wait_for(lambda: not launcher.pid_alive(pid), timeout=10, what="process end")

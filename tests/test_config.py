@@ -1,4 +1,5 @@
 import math
+import os
 
 import pytest
 
@@ -50,3 +51,16 @@ def test_parse_field_from_text():
     assert parse_field("early_stopping", "true") is True
     with pytest.raises(ConfigError, match="not a valid int"):
         parse_field("epochs", "three")
+
+
+def test_a_worker_gets_the_users_onednn_setting_but_not_the_apps_own_choice(monkeypatch):
+    from core import runtime
+    monkeypatch.delenv("ONEDNN_MAX_CPU_ISA", raising=False)
+    monkeypatch.delenv(runtime._CHOSEN_MARK, raising=False)
+    runtime.prepare_process(None)  # the app's own choice
+    assert os.environ["ONEDNN_MAX_CPU_ISA"] == "AVX2"
+    assert "ONEDNN_MAX_CPU_ISA" not in runtime.child_environment()
+    monkeypatch.setenv("ONEDNN_MAX_CPU_ISA", "AVX512_CORE")  # the user's
+    monkeypatch.delenv(runtime._CHOSEN_MARK)
+    runtime.prepare_process(None)
+    assert runtime.child_environment()["ONEDNN_MAX_CPU_ISA"] == "AVX512_CORE"

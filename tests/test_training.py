@@ -116,3 +116,13 @@ def test_mixed_precision_trains_on_cpu(folder):
     losses = _step_losses(events)
     assert result.status == "completed" and np.mean(losses[-5:]) < 0.6 * np.mean(losses[:5])
     assert result.history[0]["val_acc"] > 0.7
+
+
+def test_samples_per_second_counts_the_samples_of_every_timed_step(folder):
+    events = []
+    train(TrainConfig(network="mlp", mode="pynative", epochs=1, batch_size=500), folder, events.append)
+    steps = [e for e in events if e["kind"] == "step"]
+    assert len(steps) == 3  # 1,078 images: 500, 500 and a last batch of 78
+    # the first step (compilation) is not timed; the short last batch counts as 78 samples, not 500 or 0
+    expected = (500 + 78) / (steps[1]["step_seconds"] + steps[2]["step_seconds"])
+    assert steps[2]["samples_per_s"] == pytest.approx(expected, rel=1e-9)
