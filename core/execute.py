@@ -125,8 +125,11 @@ def execute(store: RunStore, run_id: str, echo: Callable[[dict], None] | None = 
 
         result = train(config, folder, recorder, StoreControl(store, run_id), on_epoch_end=save)
         recorder.flush()
-        if result.status != "diverged" and result.steps:
-            # Final weights (the best epoch's, with early stopping); a diverged run keeps its last good epoch.
+        # The last epoch's checkpoint already holds a completed run's weights. Otherwise save the final
+        # ones: the best epoch's after early stopping, or where a stop request ended the run. A diverged
+        # run keeps its last good epoch.
+        already_saved = result.status == "completed" and not config.early_stopping
+        if result.status != "diverged" and result.steps and not already_saved:
             save(result.net, {"epoch": result.history[-1]["epoch"] if result.history else 0})
         message = result.message or f"finished {len(result.history)} epochs"
         if ckpt_path.exists():
