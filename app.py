@@ -6,6 +6,7 @@ prepare_process(None)  # GLOG_v and the oneDNN ISA cap must be set before anythi
 import streamlit as st  # noqa: E402
 
 from pages.common import DEFAULT_PAGE, PAGES, render_sidebar  # noqa: E402
+from pages.gate import require_access  # noqa: E402
 
 st.set_page_config(page_title="MindSpore Training Studio", page_icon="🧠", layout="wide",
                    initial_sidebar_state="expanded")
@@ -14,6 +15,7 @@ st.set_page_config(page_title="MindSpore Training Studio", page_icon="🧠", lay
 # pages/ during reruns.
 page = st.navigation([st.Page(path, title=title, icon=icon, url_path=url, default=path == DEFAULT_PAGE)
                       for path, title, icon, url in PAGES], position="hidden")
+require_access()  # before anything of the app is drawn
 render_sidebar()
 st.session_state["_in_frame"] = True  # pages check this (see pages.common.ensure_frame)
 try:

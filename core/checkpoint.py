@@ -43,6 +43,8 @@ def save(net: nn.Cell, config: TrainConfig, path: str | os.PathLike, meta: dict 
         os.replace(tmp, path)
     finally:
         tmp.unlink(missing_ok=True)
+        # MindSpore writes through its own temporary name and leaves it behind when the disk is full
+        tmp.with_suffix(".tmp").unlink(missing_ok=True)
     return path
 
 

@@ -99,38 +99,81 @@ def _heartbeat(store: RunStore, run_id: str, done: threading.Event) -> None:
             print(f"heartbeat for {run_id} failed: {e}", flush=True)
 
 
+class CheckpointWriteError(OSError):
+    """A checkpoint could not be written (disk full, folder unwritable); the message says what is intact."""
+
+
+def _resume_state(store: RunStore, run_id: str, ckpt_path, best_path):
+    """The trainer's ResumeState from the run's checkpoint, dropping metrics recorded after it (the
+    unfinished epoch). None for a run that never wrote a checkpoint (a fresh run)."""
+    if not ckpt_path.exists():
+        return None
+    from core import checkpoint
+    from core.trainer import ResumeState, snapshot
+    model = checkpoint.load(ckpt_path)
+    epoch = int(model.meta.get("epoch", 0))
+    dropped = store.truncate_after(run_id, epoch)
+    history = tuple(store.epochs(run_id))
+    step = int(model.meta.get("step") or (history[-1].get("step") if history else 0) or 0)
+    best = snapshot(checkpoint.load(best_path).net) if best_path.exists() else None
+    store.log(run_id, f"resuming from the checkpoint of epoch {epoch} (step {step})"
+                      + (f"; dropped {dropped} step records of the unfinished epoch" if dropped else ""))
+    return ResumeState(epoch=epoch, step=step, weights=snapshot(model.net), history=history, best_weights=best,
+                       elapsed=float(history[-1]["elapsed"] or 0.0) if history else 0.0)
+
+
 def execute(store: RunStore, run_id: str, echo: Callable[[dict], None] | None = None) -> str:
-    """Train the stored run, recording everything; returns its final status. Never leaves it 'running'."""
+    """Train the stored run, recording everything; returns its final status. Never leaves it 'running'.
+
+    A run that already has a checkpoint (one being resumed) continues after that checkpoint's epoch."""
     run = store.get(run_id)
     if run is None:
         raise ValueError(f"no run {run_id} in {store.db_path}")
     config = run.config
-    store.update(run_id, status="running", started=time.time(), heartbeat=time.time(), pid=os.getpid(),
-                 phase="loading data")
+    store.update(run_id, status="running", started=run.started or time.time(), heartbeat=time.time(),
+                 pid=os.getpid(), phase="loading data")
     done = threading.Event()
     beat = threading.Thread(target=_heartbeat, args=(store, run_id, done), daemon=True)
     beat.start()
     recorder = StoreRecorder(store, run_id, echo)
     ckpt_path = store.checkpoint_path(run_id)
+    best_path = ckpt_path.with_name("best.ckpt")
+    saved = {"epoch": None}
     try:
         from core import checkpoint
         from core.data_source import validate_mnist_dir
         from core.trainer import train
 
         folder = validate_mnist_dir(config.data_dir)
+        resume = _resume_state(store, run_id, ckpt_path, best_path)
+        if resume is not None:
+            saved["epoch"] = resume.epoch
 
         def save(net, metrics):
-            checkpoint.save(net, config, ckpt_path, {"run_id": run_id, "epoch": metrics["epoch"]})
+            meta = {"run_id": run_id, "epoch": metrics["epoch"], "step": metrics.get("step")}
+            try:
+                checkpoint.save(net, config, ckpt_path, meta)
+                if config.early_stopping and metrics.get("best"):
+                    checkpoint.save(net, config, best_path, meta)  # what a resumed run restores at the end
+            except OSError as e:
+                kept = (f"the checkpoint of epoch {saved['epoch']} is intact" if saved["epoch"] is not None
+                        else "no earlier checkpoint exists")
+                raise CheckpointWriteError(
+                    f"could not write the checkpoint of epoch {metrics['epoch']} to {ckpt_path.parent} "
+                    f"({e.strerror or e}); {kept}. Free disk space or make the folder writable, then resume "
+                    "the run.") from e
+            saved["epoch"] = metrics["epoch"]
             store.update(run_id, checkpoint=str(ckpt_path))
 
-        result = train(config, folder, recorder, StoreControl(store, run_id), on_epoch_end=save)
+        result = train(config, folder, recorder, StoreControl(store, run_id), on_epoch_end=save, resume=resume)
         recorder.flush()
         # The last epoch's checkpoint already holds a completed run's weights. Otherwise save the final
         # ones: the best epoch's after early stopping, or where a stop request ended the run. A diverged
         # run keeps its last good epoch.
         already_saved = result.status == "completed" and not config.early_stopping
         if result.status != "diverged" and result.steps and not already_saved:
-            save(result.net, {"epoch": result.history[-1]["epoch"] if result.history else 0})
+            last = result.history[-1] if result.history else {"epoch": 0, "step": 0}
+            save(result.net, {"epoch": last["epoch"], "step": last.get("step")})
         message = result.message or f"finished {len(result.history)} epochs"
         if ckpt_path.exists():
             message += f"; checkpoint: {ckpt_path}"

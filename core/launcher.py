@@ -19,7 +19,20 @@ STOP_GRACE_S = 5.0  # a stop request is honoured between steps; after this the p
 def start(store: RunStore, config: TrainConfig, name: str | None = None) -> str:
     """Create a run (RunBusy if one is training) and start its worker; returns the run id."""
     run_id = store.create_run(config, name=name, source="dashboard")
-    log = open(store.logs_dir / f"{run_id}.log", "ab")
+    _spawn(store, run_id)
+    return run_id
+
+
+def resume(store: RunStore, run_id: str) -> str:
+    """Continue a stopped, failed or interrupted run from its last checkpoint in a new worker (RunBusy if
+    another run trains, ValueError if this one cannot be resumed)."""
+    store.prepare_resume(run_id)
+    _spawn(store, run_id)
+    return run_id
+
+
+def _spawn(store: RunStore, run_id: str) -> None:
+    log = open(store.log_path(run_id), "ab")
     env = child_environment(PYTHONPATH=str(PROJECT_ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     try:
         proc = subprocess.Popen([sys.executable, "-m", "core.worker", run_id, "--store", str(store.root)],
@@ -33,7 +46,6 @@ def start(store: RunStore, config: TrainConfig, name: str | None = None) -> str:
     store.update(run_id, pid=proc.pid)
     # Reap the child when it ends, so that it does not linger as a zombie that looks alive.
     threading.Thread(target=proc.wait, daemon=True, name=f"reap-{run_id}").start()
-    return run_id
 
 
 def stop(store: RunStore, run_id: str, grace_s: float = STOP_GRACE_S) -> str:

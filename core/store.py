@@ -14,12 +14,14 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from core.access import check_run_id
 from core.config import TrainConfig
 from core.data_source import PROJECT_ROOT
 
 DATA_DIR_ENV = "STUDIO_DATA_DIR"
 ACTIVE = ("starting", "running", "paused")
 FINISHED = ("completed", "early_stopped", "stopped", "diverged", "failed", "interrupted")
+RESUMABLE = ("stopped", "failed", "interrupted")  # with a checkpoint; diverged runs need a new learning rate
 MAX_ACTIVE_RUNS = 1  # a 2-core machine trains one network at a time; a second Start is refused
 HEARTBEAT_STALE_S = 60.0
 
@@ -218,11 +220,57 @@ class RunStore:
             for table in ("steps", "epochs", "logs"):
                 db.execute(f"DELETE FROM {table} WHERE run_id = ?", (run_id,))
             db.execute("DELETE FROM runs WHERE id = ?", (run_id,))
-        shutil.rmtree(self.checkpoints / run_id, ignore_errors=True)
-        (self.logs_dir / f"{run_id}.log").unlink(missing_ok=True)
+        shutil.rmtree(self.checkpoint_path(run_id).parent, ignore_errors=True)
+        self.log_path(run_id).unlink(missing_ok=True)
 
     def checkpoint_path(self, run_id: str) -> Path:
-        return self.checkpoints / run_id / "model.ckpt"
+        return self.checkpoints / check_run_id(run_id) / "model.ckpt"
+
+    def log_path(self, run_id: str) -> Path:
+        """The worker's own stdout/stderr (tracebacks a crash leaves before it can reach the database)."""
+        return self.logs_dir / f"{check_run_id(run_id)}.log"
+
+    def resumable(self, run: Run) -> str | None:
+        """Why this run cannot be resumed, or None when it can."""
+        if run.status not in RESUMABLE:
+            return f"a {run.status} run cannot be resumed" + (" (start a new run with a lower learning rate)"
+                                                               if run.status == "diverged" else "")
+        if not self.checkpoint_path(run.id).exists():
+            return "it never finished an epoch, so there is no checkpoint to resume from; start it again"
+        return None
+
+    def prepare_resume(self, run_id: str) -> Run:
+        """Set a stopped, failed or interrupted run with a checkpoint back to 'starting' (RunBusy while
+        another run trains, ValueError when it cannot be resumed). The worker then continues it."""
+        check_run_id(run_id)
+        self.reconcile()
+        with self._tx() as db:
+            row = db.execute("SELECT * FROM runs WHERE id = ?", (run_id,)).fetchone()
+            if row is None:
+                raise ValueError("That run no longer exists.")
+            run = self._run(row)
+            why = self.resumable(run)
+            if why:
+                raise ValueError(f"Run '{run.name}' cannot be resumed: {why}.")
+            busy = db.execute(f"SELECT name FROM runs WHERE status IN ({','.join('?' * len(ACTIVE))})",
+                              ACTIVE).fetchall()
+            if len(busy) >= MAX_ACTIVE_RUNS:
+                raise RunBusy(f"Run '{busy[0]['name']}' is already training; this machine trains one run at "
+                              "a time. Stop it or wait for it to finish, then resume.")
+            db.execute("UPDATE runs SET status = 'starting', request = 'run', message = '', finished = NULL, "
+                       "pid = NULL, heartbeat = ?, phase = 'resuming' WHERE id = ?", (time.time(), run_id))
+        self.log(run_id, f"resume requested (was {run.status})")
+        return self.get(run_id)
+
+    def truncate_after(self, run_id: str, epoch: int) -> int:
+        """Forget metrics recorded after epoch (an unfinished epoch before a resume); returns the number of
+        step rows dropped."""
+        with self._tx() as db:
+            dropped = db.execute("DELETE FROM steps WHERE run_id = ? AND epoch > ?", (run_id, epoch)).rowcount
+            db.execute("DELETE FROM epochs WHERE run_id = ? AND epoch > ?", (run_id, epoch))
+            last = db.execute("SELECT MAX(step) FROM steps WHERE run_id = ?", (run_id,)).fetchone()[0]
+            db.execute("UPDATE runs SET epoch = ?, step = ? WHERE id = ?", (epoch, last or 0, run_id))
+        return dropped
 
     # --- requests from pages -----------------------------------------------------------------------------
     def request(self, run_id: str, what: str) -> str:

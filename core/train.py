@@ -35,6 +35,9 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--name", default=None, help="a name for the run in the dashboard")
     ap.add_argument("--store", default=None, help="run store folder (default: $STUDIO_DATA_DIR or ./runs)")
     ap.add_argument("--out", default=None, help="also copy the final checkpoint here (.ckpt)")
+    ap.add_argument("--resume", default=None, metavar="RUN_ID",
+                    help="continue a stopped, failed or interrupted run from its last checkpoint "
+                         "(its own config is used; other options are ignored)")
     return ap
 
 
@@ -80,6 +83,8 @@ def _duration(s: float) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    if args.resume:
+        return _resume(args)
     try:
         config = config_from_args(args)
     except ConfigError as e:
@@ -94,15 +99,32 @@ def main(argv: list[str] | None = None) -> int:
     except DataError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    store = RunStore(args.store)
     try:
+        store = RunStore(args.store)
         run_id = store.create_run(config, name=args.name, source="cli")
-    except RunBusy as e:
+    except (RunBusy, OSError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     prepare_process(config.network)
-    from core.execute import execute
     print(f"run {run_id} in {store.root} (watch it live in the dashboard)")
+    return _execute(store, run_id, args.out)
+
+
+def _resume(args: argparse.Namespace) -> int:
+    from core.store import RunBusy, RunStore
+    try:
+        store = RunStore(args.store)
+        run = store.prepare_resume(args.resume)
+    except (RunBusy, ValueError, OSError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    prepare_process(run.config.network)
+    print(f"resuming run {run.id} ({run.name}) in {store.root}")
+    return _execute(store, run.id, args.out)
+
+
+def _execute(store, run_id: str, out: str | None) -> int:
+    from core.execute import execute
     try:
         status = execute(store, run_id, echo=ProgressBar())
     except Exception as e:
@@ -110,9 +132,9 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     run = store.get(run_id)
     print(f"{status}: {run.message}")
-    if args.out and run.checkpoint:
-        shutil.copyfile(run.checkpoint, args.out)
-        print(f"checkpoint copied to {args.out}")
+    if out and run.checkpoint:
+        shutil.copyfile(run.checkpoint, out)
+        print(f"checkpoint copied to {out}")
     return 0 if status in ("completed", "early_stopped") else 1
 
 

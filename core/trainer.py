@@ -102,6 +102,17 @@ class TrainResult:
     diverged_at_step: int | None = None
 
 
+@dataclass(frozen=True)
+class ResumeState:
+    """Where an interrupted run picks up: the weights of its last checkpoint and what came before them."""
+    epoch: int                         # epochs finished (the checkpoint's)
+    step: int                          # steps taken in them
+    weights: dict[str, np.ndarray]
+    history: tuple[dict, ...] = ()     # their epoch metrics, oldest first
+    best_weights: dict[str, np.ndarray] | None = None  # early stopping: the best epoch's weights
+    elapsed: float = 0.0               # training seconds already spent
+
+
 def snapshot(net: nn.Cell) -> dict[str, np.ndarray]:
     return {p.name: p.asnumpy().copy() for p in net.get_parameters()}
 
@@ -132,17 +143,21 @@ def evaluate_batches(eval_net: nn.Cell, dataset) -> tuple[float, float, np.ndarr
 
 def train(config: TrainConfig, folder: MnistFolder, callback: Callback | None = None,
           control: Control | None = None, on_epoch_end: Callable[[nn.Cell, dict], None] | None = None,
-          initial_weights: dict[str, np.ndarray] | None = None) -> TrainResult:
+          initial_weights: dict[str, np.ndarray] | None = None,
+          resume: ResumeState | None = None) -> TrainResult:
     """Train per config on folder's train split (minus a stratified validation part).
 
     on_epoch_end(net, epoch_metrics) runs after every epoch whose weights are sound (e.g. to checkpoint).
+    With resume, training continues after resume.epoch from its weights. Momentum/Adam moments restart
+    from zero, and the shuffle order of the remaining epochs differs from an uninterrupted run's.
     """
     config.validate()
     emit = callback or (lambda event: None)
     control = control or NoControl()
     set_mode(config.mode)
     ms.set_seed(config.seed)
-    ds.config.set_seed(config.seed)
+    done_epochs = resume.epoch if resume else 0
+    ds.config.set_seed(config.seed + done_epochs)  # a resumed run does not replay epoch 1's order
 
     labels = load_labels(folder, "train")
     train_idx, val_idx = stratified_split(labels, config.val_fraction)
@@ -159,7 +174,9 @@ def train(config: TrainConfig, folder: MnistFolder, callback: Callback | None = 
     net = build_network(config.network)
     if config.amp_level != "O0":
         net = ms.amp.auto_mixed_precision(net, config.amp_level)  # casts in place; names stay the same
-    if initial_weights is not None:
+    if resume is not None:
+        restore(net, resume.weights)
+    elif initial_weights is not None:
         restore(net, initial_weights)
     loss_fn = build_loss(config.loss)
     optimizer = build_optimizer(config, net.trainable_params())
@@ -168,15 +185,27 @@ def train(config: TrainConfig, folder: MnistFolder, callback: Callback | None = 
 
     result = TrainResult("completed", net)
     best_val, best_weights, bad_epochs = math.inf, None, 0
-    iterator = train_ds.create_tuple_iterator(num_epochs=config.epochs)  # one iterator: fresh order per epoch
-    start = time.monotonic()
+    if resume is not None:
+        result.history = [dict(m) for m in resume.history]
+        scored = [m for m in result.history if m.get("val_loss") is not None]
+        if scored:
+            best = min(scored, key=lambda m: m["val_loss"])
+            best_val, result.best_epoch = best["val_loss"], best["epoch"]
+            bad_epochs = done_epochs - best["epoch"]
+        best_weights = resume.best_weights
+    # One iterator for all remaining epochs: a fresh order each epoch.
+    iterator = train_ds.create_tuple_iterator(num_epochs=max(config.epochs - done_epochs, 1))
+    start = time.monotonic() - (resume.elapsed if resume else 0.0)
     train_seconds = 0.0  # excludes pauses and the first (compiling) step
     timed_steps = timed_samples = 0
-    step = 0
+    step = resume.step if resume else 0
+    first_step = step + 1
     emit({"kind": "log", "message": f"{config.network} · {config.style} style · {config.mode} mode · "
                                     f"{len(train_idx)} train / {len(val_idx)} validation images · "
                                     f"{steps_per_epoch} steps per epoch"})
-    for epoch in range(1, config.epochs + 1):
+    if resume is not None:
+        emit({"kind": "log", "message": f"resuming after epoch {done_epochs} (step {step}) from its checkpoint"})
+    for epoch in range(done_epochs + 1, config.epochs + 1):
         net.set_train()
         loss_sum, correct, seen = 0.0, 0, 0
         epoch_start = time.monotonic()
@@ -186,7 +215,7 @@ def train(config: TrainConfig, folder: MnistFolder, callback: Callback | None = 
             if control.stop_requested():
                 result.status, result.message = "stopped", f"stopped by request at step {step}"
                 break
-            if step == 0:
+            if step + 1 == first_step:
                 emit({"kind": "phase", "phase": "compiling" if config.mode == "graph" else "first_step"})
             t0 = time.monotonic()
             loss, logits = train_step(data, label)
@@ -194,7 +223,7 @@ def train(config: TrainConfig, folder: MnistFolder, callback: Callback | None = 
             dt = time.monotonic() - t0
             b = int(label.shape[0])
             step += 1
-            if step == 1:
+            if step == first_step:
                 emit({"kind": "phase", "phase": "training", "first_step_seconds": dt})
             else:
                 train_seconds += dt

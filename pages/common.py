@@ -1,7 +1,11 @@
 """Streamlit helpers shared by the pages: the session's config, the run store, formatting, run status."""
 from __future__ import annotations
 
+from pathlib import Path
+
 import streamlit as st
+
+from core.access import check_data_path, data_roots
 
 from core.config import TrainConfig
 from core.data_source import SPLIT_FILES, MnistFolder, load_arrays, validate_mnist_dir
@@ -54,8 +58,10 @@ def ensure_frame() -> None:
         return
     from streamlit.runtime.pages_manager import PagesManager
     from core.runtime import prepare_process
+    from pages.gate import require_access
     prepare_process(None)
     PagesManager.uses_pages_directory = False
+    require_access()
     render_sidebar()
 
 
@@ -65,8 +71,25 @@ def _store(root: str) -> RunStore:
 
 
 def get_store() -> RunStore:
-    """The run store of this server (its folder is read from the environment on each call)."""
-    return _store(str(default_data_dir()))
+    """The run store of this server (its folder is read from the environment on each call). Stops the page
+    with the reason when the folder cannot be used."""
+    try:
+        return _store(str(default_data_dir()))
+    except OSError as e:
+        st.error(str(e))
+        st.stop()
+
+
+def check_user_path(path: str) -> Path:
+    """A folder a user typed, resolved; DataError when this server does not let users read there."""
+    from pages.gate import server_exposed
+    return check_data_path(path, data_roots(server_exposed(), get_store().root))
+
+
+def default_download_dir() -> Path:
+    from pages.gate import server_exposed
+    roots = data_roots(server_exposed(), get_store().root)
+    return Path.home() / "mnist" if roots is None else roots[-1] / "mnist"
 
 
 def get_config() -> TrainConfig:

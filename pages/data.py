@@ -10,7 +10,7 @@ from core import model_service
 from core.data_source import validate_mnist_dir
 from core.download import DownloadCancelled, download_mnist
 from core.idx import DataError
-from pages.common import ensure_frame, get_config, set_config, split_arrays
+from pages.common import check_user_path, default_download_dir, ensure_frame, get_config, set_config, split_arrays
 
 ensure_frame()
 st.title("🔢 Data")
@@ -35,15 +35,19 @@ elif source == "folder":
                          value=config.data_dir or "", key="folder_path")
     if st.button("Use this folder") and path:
         try:
-            validate_mnist_dir(path)
-            use(str(Path(path).expanduser().resolve()))
+            use(str(validate_mnist_dir(check_user_path(path)).root))
         except DataError as e:
             st.error(str(e))
 elif source == "download":
-    target = st.text_input("Download into", value=str(Path.home() / "mnist"), key="download_target")
+    target = st.text_input("Download into", value=str(default_download_dir()), key="download_target")
     job = st.session_state.get("download")
     if job is None or job["state"] in ("done", "failed", "cancelled"):
         if st.button("⬇️ Download", type="primary"):
+            try:
+                target = str(check_user_path(target))
+            except DataError as e:
+                st.error(str(e))
+                st.stop()
             job = {"state": "running", "progress": None, "error": None, "cancel": threading.Event(), "target": target}
 
             def work(job=job):

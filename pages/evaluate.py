@@ -8,7 +8,7 @@ from core.checkpoint import CheckpointError
 from core.data_source import validate_mnist_dir
 from core.idx import DataError
 from core import model_service
-from pages.common import ensure_frame, pick_trained_run, split_arrays
+from pages.common import check_user_path, ensure_frame, pick_trained_run, split_arrays
 
 ensure_frame()
 st.title("📊 Evaluate")
@@ -17,7 +17,8 @@ default_dir = run.config.data_dir or ""
 data_dir = st.text_input("MNIST folder to evaluate on (empty: the run's own data)", value=default_dir,
                          key="eval_dir", help="a folder with train/ and test/ in MindSpore's quick-start layout")
 try:
-    folder = validate_mnist_dir(data_dir or run.config.data_dir)
+    chosen = data_dir or run.config.data_dir  # None: the bundled data
+    folder = validate_mnist_dir(check_user_path(chosen) if chosen else None)
 except DataError as e:
     st.error(str(e))
     st.stop()

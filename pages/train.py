@@ -6,7 +6,7 @@ from plotly.subplots import make_subplots
 
 from core import launcher
 from core.config import LABELS
-from core.store import RunBusy
+from core.store import RESUMABLE, RunBusy
 from pages.common import POLL_S, STATUS_ICONS, ensure_frame, fmt_duration, get_config, get_store, run_label
 
 CHART_POINTS = 1500  # step history is downsampled by the store so long runs keep pages small
@@ -80,6 +80,19 @@ def controls(run):
         st.toast(launcher.stop(store, run.id))
 
 
+def resume_button(run):
+    why = store.resumable(run)
+    if st.button("🔁 Resume from checkpoint", key="resume_run", disabled=why is not None,
+                 help=why or "Continue after the last finished epoch, from its checkpoint."):
+        try:
+            launcher.resume(store, run.id)
+            st.rerun(scope="app")
+        except (RunBusy, ValueError) as e:
+            st.error(str(e))
+        except OSError as e:
+            st.error(f"Could not start the training process: {e}")
+
+
 was_active = store.get(shown).active
 
 
@@ -115,6 +128,8 @@ def live(run_id: str):
             st.error(f"{run.status}: {run.message}")
         if run.checkpoint:
             st.caption(f"Checkpoint: `{run.checkpoint}` — evaluate it on **Evaluate**, try it on **Draw & predict**.")
+        if run.status in RESUMABLE and run.epoch < run.config.epochs:
+            resume_button(run)
     with st.expander("Log", expanded=run.active):
         st.code("\n".join(line["message"] for line in store.logs(run_id, limit=60)) or "(empty)", language=None)
 

@@ -1,68 +1,29 @@
 """A real browser (Debian's Chromium driven by Playwright) against `streamlit run app.py` on 127.0.0.1:
 train a short run live, reload mid-run, see it from a second browser, evaluate, draw a 7 and read it."""
-import os
-import shutil
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
-from pathlib import Path
-
 import pytest
 
 from core.data_source import PROJECT_ROOT
+from tests.server import CHROMIUM, CHROMIUM_ARGS, require_chromium, start_server
 
-CHROMIUM = "/usr/bin/chromium"
 SHOTS = PROJECT_ROOT / "docs" / "screenshots"
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
-
-if not Path(CHROMIUM).exists():
-    if os.environ.get("STUDIO_REQUIRE_BROWSER"):
-        raise RuntimeError("Chromium is required here: apt-get install chromium chromium-driver")
-    pytest.skip("Chromium is not installed (apt-get install chromium chromium-driver); CI runs this test",
-                allow_module_level=True)
+require_chromium(pytest)
 
 from playwright.sync_api import expect, sync_playwright  # noqa: E402
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    port, store = free_port(), tmp_path_factory.mktemp("browser-store")
-    env = dict(os.environ, STUDIO_DATA_DIR=str(store), PYTHONPATH=str(PROJECT_ROOT))
-    log = open(store / "server.log", "wb")
-    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
-                             "--server.address", "127.0.0.1", "--server.headless", "true"],
-                            cwd=PROJECT_ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
-    for _ in range(120):
-        try:
-            if urllib.request.urlopen(url + "/_stcore/health", timeout=1).read() == b"ok":
-                break
-        except OSError:
-            time.sleep(0.5)
-    else:
-        proc.kill()
-        raise RuntimeError("streamlit did not start: " + (store / "server.log").read_text()[-2000:])
-    yield url
-    proc.terminate()
-    proc.wait(timeout=20)
-    log.close()
-    print((store / "server.log").read_text()[-3000:])
+    srv = start_server(tmp_path_factory.mktemp("browser-store"))
+    yield srv.url
+    srv.stop()
+    print(srv.log()[-3000:])
 
 
 @pytest.fixture(scope="module")
 def browser():
     SHOTS.mkdir(parents=True, exist_ok=True)
     with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         yield b
         b.close()
 

@@ -1,6 +1,5 @@
 """The command line and the worker process, as separate OS processes on real data."""
 import os
-import signal
 import time
 
 import pytest
@@ -60,19 +59,3 @@ def test_worker_pause_resume_stop(store, long_config):
     assert "stopped by request" in run.message
     assert os.path.exists(run.checkpoint)
     wait_for(lambda: not launcher.pid_alive(run.pid), timeout=15, what="the worker to exit")
-
-
-def test_killed_worker_is_marked_interrupted_and_keeps_its_data(store, long_config):
-    run_id = launcher.start(store, long_config.with_(epochs=50, batch_size=64))
-    # the epoch's metrics are written just before its checkpoint: wait for both before killing
-    wait_for(lambda: store.get(run_id).checkpoint and len(store.epochs(run_id)) >= 1, what="one checkpointed epoch")
-    pid = store.get(run_id).pid
-    os.kill(pid, signal.SIGKILL)
-    wait_for(lambda: not launcher.pid_alive(pid), timeout=10, what="process end")
-    assert store.active_run() is None  # reconcile runs here
-    run = store.get(run_id)
-    assert run.status == "interrupted" and os.path.exists(run.checkpoint)
-    assert len(store.epochs(run_id)) >= 1 and len(store.steps(run_id)) >= 17
-    # and a new run can start
-    second = launcher.start(store, long_config.with_(epochs=1))
-    wait_for(lambda: store.get(second).status == "completed", timeout=60, what="second run")

@@ -1,0 +1,55 @@
+"""The shared-password gate (not a page). Streamlit has no authentication of its own.
+
+Off while the server listens on loopback and no password is set. Set STUDIO_PASSWORD (or `password` in
+.streamlit/secrets.toml) to turn it on. A server exposed to other machines without a password refuses to
+serve anything but the instructions."""
+from __future__ import annotations
+
+import os
+import time
+
+import streamlit as st
+
+from core.access import PASSWORD_ENV, is_loopback, password_matches
+
+FAILED_WAIT_S = 1.0  # slows password guessing
+
+
+def configured_password() -> str | None:
+    env = os.environ.get(PASSWORD_ENV)
+    if env:
+        return env
+    try:
+        return st.secrets.get("password") or None
+    except FileNotFoundError:  # Streamlit's "no secrets.toml" error is one
+        return None
+
+
+def server_exposed() -> bool:
+    return not is_loopback(st.get_option("server.address"))
+
+
+def require_access() -> None:
+    """Stop the script unless this session may use the app."""
+    password = configured_password()
+    if password is None:
+        if server_exposed():
+            st.error(f"This server listens on `{st.get_option('server.address') or 'every interface'}`, so "
+                     "other machines can reach it, but no password is set. Whoever runs it: set the "
+                     f"`{PASSWORD_ENV}` environment variable (or `password` in `.streamlit/secrets.toml`) "
+                     "and restart it, or serve on 127.0.0.1 only.")
+            st.stop()
+        return
+    if st.session_state.get("_access") == "granted":
+        return
+    st.title("🧠 MindSpore Training Studio")
+    with st.form("login"):
+        given = st.text_input("Password", type="password", key="login_password")
+        submitted = st.form_submit_button("Enter")
+    if submitted:
+        if password_matches(given, password):
+            st.session_state["_access"] = "granted"
+            st.rerun()
+        time.sleep(FAILED_WAIT_S)
+        st.error("Wrong password. Ask whoever runs this server for the team's password.")
+    st.stop()

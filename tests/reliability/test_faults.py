@@ -1,0 +1,144 @@
+"""Faults: a killed worker, resume from a checkpoint, a full disk, an unwritable store, double requests.
+Real worker processes, a real SQLite store, real MNIST."""
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import time
+
+import pytest
+
+from core import checkpoint, launcher
+from core.config import TrainConfig
+from core.execute import execute
+from core.store import RunBusy, RunStore
+from tests.helpers import cli, wait_for
+
+
+@pytest.fixture
+def mlp_config(small_mnist):
+    # 1,080 training images / 64 = 17 steps per epoch; fast in PyNative mode
+    return TrainConfig(network="mlp", mode="pynative", epochs=12, batch_size=64, data_dir=str(small_mnist))
+
+
+def test_killed_worker_is_marked_interrupted_then_resumes_from_its_checkpoint(store, mlp_config):
+    run_id = launcher.start(store, mlp_config)
+    # the epoch's metrics are written just before its checkpoint: wait for both before killing
+    wait_for(lambda: store.get(run_id).checkpoint and len(store.epochs(run_id)) >= 1, what="one checkpointed epoch")
+    pid = store.get(run_id).pid
+    os.kill(pid, signal.SIGKILL)
+    killed = time.monotonic()
+    wait_for(lambda: store.active_run() is None, timeout=10, what="the store to notice")  # reconcile runs here
+    assert time.monotonic() - killed < 5
+    run = store.get(run_id)
+    assert run.status == "interrupted" and "ended unexpectedly" in run.message and os.path.exists(run.checkpoint)
+    kept_epochs = len(store.epochs(run_id))
+    assert kept_epochs >= 1 and len(store.steps(run_id)) >= 17
+
+    # a new run can start, and the interrupted one cannot be resumed while it trains
+    second = launcher.start(store, mlp_config.with_(epochs=1))
+    with pytest.raises(RunBusy):
+        launcher.resume(store, run_id)
+    wait_for(lambda: store.get(second).status == "completed", timeout=60, what="second run")
+
+    launcher.resume(store, run_id)
+    done = wait_for(lambda: (r := store.get(run_id)).status in ("completed", "failed") and r, timeout=120,
+                    what="the resumed run")
+    assert done.status == "completed", done.message
+    epochs = [e["epoch"] for e in store.epochs(run_id)]
+    assert epochs == list(range(1, 13))
+    steps = [s["step"] for s in store.steps(run_id)]
+    assert steps == list(range(1, 12 * 17 + 1))  # the unfinished epoch's records were replaced, none twice
+    assert done.step == 12 * 17
+    assert checkpoint.load(done.checkpoint).meta["epoch"] == 12
+    log = " ".join(line["message"] for line in store.logs(run_id))
+    assert "marked interrupted" in log and "resuming from the checkpoint of epoch" in log
+    assert done.best_val_acc is not None and done.best_val_acc > 0.8
+
+
+def test_resume_refuses_what_it_cannot_resume(store, mlp_config, tmp_path):
+    finished = store.create_run(mlp_config, name="done")
+    store.finish(finished, "completed")
+    p = cli("core.train", "--resume", finished, "--store", str(store.root))
+    assert p.returncode == 2 and "a completed run cannot be resumed" in p.stderr
+    never = store.create_run(mlp_config, name="no checkpoint")
+    store.finish(never, "interrupted")
+    p = cli("core.train", "--resume", never, "--store", str(store.root))
+    assert p.returncode == 2 and "no checkpoint to resume from" in p.stderr
+    p = cli("core.train", "--resume", "../../etc", "--store", str(store.root))
+    assert p.returncode == 2 and "is not a run id" in p.stderr
+    diverged = store.create_run(mlp_config, name="boom")
+    store.finish(diverged, "diverged")
+    with pytest.raises(ValueError, match="lower learning rate"):
+        store.prepare_resume(diverged)
+
+
+def _mount_tmpfs(path, size: str) -> bool:
+    path.mkdir(parents=True, exist_ok=True)
+    return subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(path)],
+                          capture_output=True).returncode == 0
+
+
+def test_disk_full_while_checkpointing_keeps_the_previous_checkpoint(store, mlp_config, monkeypatch, tmp_path):
+    """A real full disk (a 4 MB tmpfs: one 2.7 MB MLP checkpoint fits, a second copy does not) where this
+    machine allows mounting; otherwise the write fails with ENOSPC by injection."""
+    config = mlp_config.with_(epochs=3)
+    run_id = store.create_run(config, source="cli")
+    folder = store.checkpoint_path(run_id).parent
+    real = _mount_tmpfs(folder, "4m")
+    if not real:
+        calls = {"n": 0}
+        original = checkpoint.ms.save_checkpoint
+
+        def failing(net, path, **kw):
+            calls["n"] += 1
+            if calls["n"] >= 2:
+                with open(path, "wb") as f:
+                    f.write(b"\0" * 1000)
+                raise OSError(28, "No space left on device")
+            return original(net, path, **kw)
+
+        monkeypatch.setattr(checkpoint.ms, "save_checkpoint", failing)
+    try:
+        with pytest.raises(OSError, match="No space left on device"):
+            execute(store, run_id)
+        run = store.get(run_id)
+        assert run.status == "failed"
+        assert "could not write the checkpoint of epoch 2" in run.message
+        assert "the checkpoint of epoch 1 is intact" in run.message and "resume" in run.message
+        assert checkpoint.load(store.checkpoint_path(run_id)).meta["epoch"] == 1
+        assert sorted(p.name for p in folder.iterdir()) == ["model.ckpt"]  # no half-written file left
+        saved = tmp_path / "model.ckpt"
+        shutil.copyfile(store.checkpoint_path(run_id), saved)
+    finally:
+        if real:
+            subprocess.run(["umount", str(folder)], check=True)
+    # space freed: resume finishes the run from epoch 1's checkpoint
+    shutil.copyfile(saved, store.checkpoint_path(run_id))
+    monkeypatch.undo()
+    store.prepare_resume(run_id)
+    assert execute(store, run_id) == "completed"
+    assert [e["epoch"] for e in store.epochs(run_id)] == [1, 2, 3]
+
+
+def test_an_unwritable_data_directory_gets_a_message(tmp_path):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    with pytest.raises(OSError, match="Cannot create the run store .* Set STUDIO_DATA_DIR"):
+        RunStore(blocker / "runs")
+    p = cli("core.train", "--epochs", "1", "--store", str(blocker / "runs"))
+    assert p.returncode != 0 and "Cannot create the run store" in p.stderr
+
+
+def test_stop_twice_and_pause_after_the_end(store, mlp_config):
+    run_id = launcher.start(store, mlp_config.with_(epochs=200, batch_size=16))
+    wait_for(lambda: store.get(run_id).step > 3, what="first steps")
+    assert launcher.stop(store, run_id) == "Stop requested."
+    assert launcher.stop(store, run_id).startswith("Stop was already requested")
+    run = wait_for(lambda: (r := store.get(run_id)).status == "stopped" and r, timeout=30, what="stop")
+    wait_for(lambda: not launcher.pid_alive(run.pid), timeout=15, what="the worker to exit")
+    assert "already finished (stopped); nothing to pause" in store.request(run_id, "pause")
+    assert "nothing to stop" in launcher.stop(store, run_id)
+    assert store.get(run_id).status == "stopped"

@@ -1,0 +1,64 @@
+"""Bad input met through the pages (AppTest): a store folder that cannot be used, a huge run history,
+a run whose checkpoint vanished, a stopped run resumed from the Train page."""
+from __future__ import annotations
+
+import os
+
+from core.config import TrainConfig
+from tests.apptest import page, store, trained_ckpt, with_run  # noqa: F401  (fixtures)
+from tests.helpers import wait_for
+
+
+def test_an_unusable_store_folder_is_explained_on_every_page(tmp_path, monkeypatch):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("x")
+    monkeypatch.setenv("STUDIO_DATA_DIR", str(blocker / "runs"))
+    for name in ("train", "runs"):
+        at = page(name)
+        assert not at.exception, [e.value for e in at.exception]
+        assert any("Cannot create the run store" in e.value and "STUDIO_DATA_DIR" in e.value for e in at.error)
+
+
+def test_a_long_run_keeps_the_train_page_small(store):
+    run_id = store.create_run(TrainConfig(epochs=1000), source="cli")
+    for start in range(1, 100_001, 10_000):
+        store.add_steps(run_id, [(s, 1 + s // 100, 1.0 / s, s * 0.01) for s in range(start, start + 10_000)],
+                        step=start + 9_999)
+    store.finish(run_id, "stopped")
+    rows = store.steps(run_id, max_points=1500)
+    assert len(rows) <= 1501 and rows[-1]["step"] == 100_000
+    at = page("train")
+    assert not at.exception, [e.value for e in at.exception]
+    chart = next(c for c in at.get("plotly_chart"))
+    assert len(chart.proto.spec) < 400_000  # 100,000 steps would be ~5 MB of JSON
+
+
+def test_a_deleted_checkpoint_is_reported_where_it_is_used(with_run):
+    store, run_id = with_run
+    os.remove(store.get(run_id).checkpoint)
+    for name in ("evaluate", "draw"):
+        at = page(name)
+        assert not at.exception, [e.value for e in at.exception]
+        if name == "evaluate":
+            assert any("no longer exists on disk" in e.value for e in at.error)
+
+
+def test_a_stopped_run_resumes_from_the_train_page(store, small_mnist):
+    config = TrainConfig(network="mlp", mode="pynative", epochs=30, batch_size=64, data_dir=str(small_mnist))
+    at = page("train")
+    at.session_state["config"] = config
+    at.run()
+    at.button[0].click().run()  # Start
+    (run,) = store.list_runs()
+    wait_for(lambda: store.get(run.id).checkpoint and store.get(run.id).epoch >= 2, what="two epochs")
+    at.run()
+    next(b for b in at.button if "Stop" in b.label).click().run()
+    wait_for(lambda: store.get(run.id).status == "stopped", timeout=30, what="stop")
+    at.run()
+    resume = next(b for b in at.button if "Resume from checkpoint" in b.label)
+    assert not resume.disabled
+    resume.click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    done = wait_for(lambda: (r := store.get(run.id)).status in ("completed", "failed") and r, timeout=120,
+                    what="the resumed run to finish")
+    assert done.status == "completed" and [e["epoch"] for e in store.epochs(run.id)] == list(range(1, 31))

@@ -1,0 +1,72 @@
+"""Start and stop a real `streamlit run app.py` on 127.0.0.1 for browser and load tests."""
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+from core.data_source import PROJECT_ROOT
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@dataclass
+class Server:
+    proc: subprocess.Popen
+    url: str
+    log_path: Path
+
+    def stop(self, kill: bool = False) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill() if kill else self.proc.terminate()
+            self.proc.wait(timeout=20)
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+
+def start_server(store: Path, port: int | None = None, extra_env: dict | None = None,
+                 address: str = "127.0.0.1") -> Server:
+    """Start the app with its run store in `store`; returns once /_stcore/health answers."""
+    port = port or free_port()
+    env = dict(os.environ, STUDIO_DATA_DIR=str(store), PYTHONPATH=str(PROJECT_ROOT), **(extra_env or {}))
+    log_path = Path(store) / f"server-{port}-{time.time_ns()}.log"
+    with open(log_path, "wb") as log:
+        proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
+                                 "--server.address", address, "--server.headless", "true"],
+                                cwd=PROJECT_ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    server = Server(proc, url, log_path)
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline:
+        try:
+            if urllib.request.urlopen(url + "/_stcore/health", timeout=1).read() == b"ok":
+                return server
+        except OSError:
+            time.sleep(0.3)
+        if proc.poll() is not None:
+            break
+    server.stop(kill=True)
+    raise RuntimeError("streamlit did not start: " + server.log()[-2000:])
+
+
+def require_chromium(pytest) -> None:
+    """Skip (or, with STUDIO_REQUIRE_BROWSER set as in CI, fail) when Chromium is missing."""
+    if not Path(CHROMIUM).exists():
+        if os.environ.get("STUDIO_REQUIRE_BROWSER"):
+            raise RuntimeError("Chromium is required here: apt-get install chromium chromium-driver")
+        pytest.skip("Chromium is not installed (apt-get install chromium chromium-driver); CI runs this test",
+                    allow_module_level=True)
