@@ -24,6 +24,7 @@ def main() -> None:
     ap.add_argument("mode", nargs="?", default="graph", choices=("graph", "pynative"))
     ap.add_argument("--batch", type=int, default=64)
     ap.add_argument("--steps", type=int, default=60)
+    ap.add_argument("--json", action="store_true", help="print one JSON line")
     args = ap.parse_args()
     prepare_process(args.network)
     import numpy as np
@@ -53,6 +54,11 @@ def main() -> None:
         step(x, y)[0].asnumpy()
         times.append(time.perf_counter() - t)
     ms_ = np.array(times) * 1000
+    if args.json:
+        import json
+        print(json.dumps({"median_ms": float(np.median(ms_)), "p90_ms": float(np.percentile(ms_, 90)),
+                          "first_step_s": first}))
+        return
     print(f"{time.strftime('%Y-%m-%d')} mindspore {ms.__version__} python {platform.python_version()} "
           f"ONEDNN_MAX_CPU_ISA={os.environ.get('ONEDNN_MAX_CPU_ISA', '')!r:8} {args.network:6} {args.style:10} "
           f"{args.mode:8} batch {args.batch}: median {np.median(ms_):6.1f} ms  p90 {np.percentile(ms_, 90):6.1f} ms  "

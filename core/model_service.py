@@ -38,6 +38,9 @@ def load_model(path: str | os.PathLike):
             return _models[key]
         _ensure_mode()
         model = checkpoint.load(path)
+        # Warm up now (the first call builds the kernels: ~100x a later one) rather than on a user's click.
+        from core.evaluate import predict as _predict
+        _predict(model.net, np.zeros((1, 28, 28), np.uint8))
         _models[key] = model
         while len(_models) > _MAX_MODELS:
             _models.popitem(last=False)

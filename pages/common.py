@@ -13,7 +13,37 @@ from core.store import ACTIVE, Run, RunStore, default_data_dir
 
 STATUS_ICONS = {"starting": "⏳", "running": "🏃", "paused": "⏸️", "completed": "✅", "early_stopped": "✅",
                 "stopped": "⏹️", "diverged": "💥", "failed": "❌", "interrupted": "⚠️"}
-POLL_S = 1.0
+POLL_S = 1.0          # the live Train view, with few viewers
+SIDEBAR_POLL_S = 3.0  # the sidebar's glance at the active run
+# Every poll is a script run in the server, and a poll that arrives while the previous one still runs
+# restarts it: with many viewers on two cores, 1-second polls starved each other until no view updated
+# (bench/load_test.py). So the interval grows with the number of live viewers.
+POLL_S_PER_VIEWER = 0.1
+POLL_STEPS_S = (POLL_S, 2.0, 4.0, 8.0)
+VIEWER_SEEN_S = 10.0
+
+
+@st.cache_resource
+def _viewers() -> dict:
+    return {}
+
+
+def live_poll_interval() -> float:
+    """Seconds between polls of the live Train view for this session, given how many sessions watch."""
+    import threading
+    import time
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+    seen, now = _viewers(), time.monotonic()
+    ctx = get_script_run_ctx()
+    with seen.setdefault("_lock", threading.Lock()):
+        if ctx is not None:
+            seen[ctx.session_id] = now
+        for sid in [k for k, t in seen.items() if k != "_lock" and now - t > VIEWER_SEEN_S]:
+            del seen[sid]
+        viewers = len(seen) - 1
+    wanted = viewers * POLL_S_PER_VIEWER
+    # a few steps, so that a viewer coming or going rarely changes anyone's interval
+    return next((s for s in POLL_STEPS_S if s >= wanted), POLL_STEPS_S[-1])
 
 
 # (file, title, icon, url path); app.py builds st.navigation from this list.
@@ -28,13 +58,14 @@ PAGES = [
 DEFAULT_PAGE = "pages/train.py"
 
 
-def render_sidebar() -> None:
+def render_sidebar(live_status: bool = True) -> None:
+    """Page links and the active run's status (live_status=False: drawn once; the Train page shows it live)."""
     with st.sidebar:
         st.markdown("### 🧠 MindSpore Training Studio")
         for path, title, icon, _ in PAGES:
             st.page_link(path, label=title, icon=icon)
         st.divider()
-        sidebar_status()
+        sidebar_status(live_status)
 
 
 @st.cache_data(max_entries=4)
@@ -124,12 +155,12 @@ def pick_trained_run(label: str, key: str) -> Run:
     return st.selectbox(label, runs, format_func=run_label, key=key)
 
 
-def sidebar_status() -> None:
-    """The active run's status, live while one trains."""
+def sidebar_status(live: bool = True) -> None:
+    """The active run's status, polled while one trains (if live)."""
     store = get_store()
     active = store.active_run()
 
-    @st.fragment(run_every=POLL_S if active else None)
+    @st.fragment(run_every=SIDEBAR_POLL_S if active and live else None)
     def status():
         run = store.active_run()
         if run is None:

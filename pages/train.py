@@ -1,4 +1,7 @@
 """Train: start, pause, resume, stop; live progress, curves and log, read from the run store."""
+import threading
+import time
+
 import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
@@ -7,7 +10,8 @@ from plotly.subplots import make_subplots
 from core import launcher
 from core.config import LABELS
 from core.store import RESUMABLE, RunBusy
-from pages.common import POLL_S, STATUS_ICONS, ensure_frame, fmt_duration, get_config, get_store, run_label
+from pages.common import (POLL_S, STATUS_ICONS, ensure_frame, fmt_duration, get_config, get_store,
+                          live_poll_interval, run_label)
 
 CHART_POINTS = 1500  # step history is downsampled by the store so long runs keep pages small
 
@@ -44,6 +48,46 @@ default_id = active.id if active else st.session_state.get("run_id", ids[0])
 shown = st.selectbox("Run", ids, index=ids.index(default_id) if default_id in ids else 0,
                      format_func=lambda i: run_label(next(r for r in runs if r.id == i)))
 st.session_state["run_id"] = shown
+
+
+def view(run_id: str):
+    """The run, its curves and its log."""
+    return store.get(run_id), curves(run_id), "\n".join(line["message"] for line in store.logs(run_id, limit=60))
+
+
+class SharedView:
+    """While a run is live every watching session polls. Build each run's view (the figure alone costs
+    ~20 ms) at most every max_age_s, once for all sessions; while one session rebuilds it, the others get
+    the previous one instead of queueing (queued rebuilds starved 16 viewers in bench/load_test.py).
+    Nobody mutates what this returns."""
+
+    def __init__(self, max_age_s: float):
+        self.max_age_s, self.lock, self.entries = max_age_s, threading.Lock(), {}
+
+    def get(self, run_id: str):
+        now = time.monotonic()
+        with self.lock:
+            entry = self.entries.get(run_id)  # [built_at, value, building]
+            if entry and (now - entry[0] < self.max_age_s or entry[2]):
+                return entry[1]
+            if entry:
+                entry[2] = True
+        try:
+            value = view(run_id)
+        except BaseException:
+            if entry:
+                entry[2] = False
+            raise
+        with self.lock:
+            self.entries[run_id] = [time.monotonic(), value, False]
+            for stale in [k for k, e in self.entries.items() if time.monotonic() - e[0] > 60]:
+                del self.entries[stale]
+        return value
+
+
+@st.cache_resource
+def shared_views() -> SharedView:
+    return SharedView(max_age_s=POLL_S / 2)
 
 
 def curves(run_id: str):
@@ -94,11 +138,15 @@ def resume_button(run):
 
 
 was_active = store.get(shown).active
+poll_s = live_poll_interval() if was_active else None
+st.session_state["_poll_s"] = poll_s
 
 
-@st.fragment(run_every=POLL_S if was_active else None)
+@st.fragment(run_every=poll_s)
 def live(run_id: str):
-    run = store.get(run_id)
+    if was_active and live_poll_interval() != st.session_state.get("_poll_s"):
+        st.rerun()  # viewers came or went: a full run registers the new interval
+    run, figure, log = shared_views().get(run_id) if was_active else view(run_id)
     if run is None:
         st.warning("This run was deleted.")
         return
@@ -118,7 +166,7 @@ def live(run_id: str):
     m[1].metric("best val loss", f"{run.best_val_loss:.4f}" if run.best_val_loss is not None else "–")
     m[2].metric("elapsed", fmt_duration(run.duration))
     m[3].metric("source", run.source)
-    st.plotly_chart(curves(run_id), width="stretch", key="curves")
+    st.plotly_chart(figure, width="stretch", key="curves")
     if not run.active:
         if run.status in ("completed", "early_stopped"):
             st.success(f"Finished: {run.message}")
@@ -131,7 +179,7 @@ def live(run_id: str):
         if run.status in RESUMABLE and run.epoch < run.config.epochs:
             resume_button(run)
     with st.expander("Log", expanded=run.active):
-        st.code("\n".join(line["message"] for line in store.logs(run_id, limit=60)) or "(empty)", language=None)
+        st.code(log or "(empty)", language=None)
 
 
 live(shown)

@@ -142,3 +142,29 @@ def test_stop_twice_and_pause_after_the_end(store, mlp_config):
     assert "already finished (stopped); nothing to pause" in store.request(run_id, "pause")
     assert "nothing to stop" in launcher.stop(store, run_id)
     assert store.get(run_id).status == "stopped"
+
+
+def test_divergence_after_a_good_epoch_keeps_that_epochs_checkpoint(store, mlp_config, monkeypatch):
+    """The loss turns NaN in epoch 2 (injected into the real train step's output): the run ends as diverged
+    with the step, and epoch 1's checkpoint is what remains."""
+    import mindspore as ms
+
+    from core import trainer
+    real = trainer.make_train_step
+
+    def poisoned(config, net, loss_fn, optimizer):
+        step, calls = real(config, net, loss_fn, optimizer), {"n": 0}
+
+        def run(data, label):
+            loss, logits = step(data, label)
+            calls["n"] += 1
+            return (ms.Tensor(float("nan")) if calls["n"] >= 20 else loss), logits
+        return run
+
+    monkeypatch.setattr(trainer, "make_train_step", poisoned)
+    run_id = store.create_run(mlp_config.with_(epochs=3), source="cli")
+    assert execute(store, run_id) == "diverged"
+    run = store.get(run_id)
+    assert run.status == "diverged" and "at step 20 (epoch 2)" in run.message and "Lower the learning rate" in run.message
+    assert checkpoint.load(run.checkpoint).meta["epoch"] == 1
+    assert store.resumable(run) is not None  # diverged runs are not resumed with the same settings

@@ -1,0 +1,210 @@
+"""Load test: concurrent sessions against `streamlit run app.py` on 127.0.0.1 while a run trains.
+
+    .venv/bin/python -m bench.load_test [--sessions 20] [--browsers 4] [--seconds 60]
+
+--browsers real Chromium sessions draw digits on Draw & predict (each stroke is a predict); the other
+sessions are websocket clients (bench/ws_client.py) on the live Train page, re-running its fragments every
+second exactly as a browser tab does, without rendering (a rendering browser per session would measure
+Chromium on two cores, not the server). Prints and writes (bench/results/load.json): sessions, duration,
+reruns sent, scripts finished, bytes received, errors (exceptions in pages, page crashes, dropped
+connections, tracebacks in the server log), training speed before, with the server idle, and under load
+(same run config, same measuring method), and the server's peak RSS and CPU use.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import random
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from types import SimpleNamespace
+
+from core.config import TrainConfig
+from core.data_source import PROJECT_ROOT
+from core.store import RunStore
+from tests.helpers import cli, wait_for
+from tests.server import CHROMIUM, CHROMIUM_ARGS, start_server
+
+STROKE_EVERY_S = 2.0  # per drawing session: a person draws a stroke, looks, draws the next
+
+
+def proc_status(pid: int) -> dict[str, int]:
+    """VmRSS / VmHWM in kB from /proc."""
+    out = {}
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith(("VmRSS", "VmHWM")):
+                k, v = line.split(":")
+                out[k] = int(v.split()[0])
+    return out
+
+
+def cpu_seconds(pid: int) -> float:
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def training_rate(store: RunStore, config: TrainConfig, window_s: float, during=None) -> dict:
+    """Start a run, wait for its steady state, count steps over window_s (running `during` meanwhile)."""
+    from core import launcher
+    run_id = launcher.start(store, config, name="load-test")
+    wait_for(lambda: store.get(run_id).step > 20, timeout=180, what="training to reach steady state")
+    worker_pid = store.get(run_id).pid
+    s0, t0, c0 = store.get(run_id).step, time.monotonic(), cpu_seconds(worker_pid)
+    try:
+        extra = during(window_s) if during else time.sleep(window_s)
+        s1, t1, c1 = store.get(run_id).step, time.monotonic(), cpu_seconds(worker_pid)
+    finally:
+        launcher.stop(store, run_id)
+        wait_for(lambda: not store.get(run_id).active, timeout=30, what="the run to stop")
+    steps = s1 - s0
+    return {"run_id": run_id, "steps": steps, "seconds": t1 - t0, "steps_per_s": steps / (t1 - t0),
+            "samples_per_s": steps * config.batch_size / (t1 - t0), "worker_cpu_s": c1 - c0, "extra": extra}
+
+
+def drive_load(server_url: str, server_pid: int, sessions: int, browsers: int, seconds: float) -> dict:
+    """Open the browsers (drawing) and websocket watchers, keep them busy for `seconds`, report."""
+    from playwright.sync_api import sync_playwright
+    counts = {"strokes": 0, "page_errors": 0, "crashes": 0}
+    rss = {"peak_kb": 0, "samples": []}
+    stop = threading.Event()
+
+    def sample_memory():
+        while not stop.wait(0.5):
+            s = proc_status(server_pid)
+            rss["peak_kb"] = max(rss["peak_kb"], s["VmRSS"])
+            rss["samples"].append(s["VmRSS"])
+
+    n_watchers = sessions - browsers
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        drawers = []
+        opened = time.monotonic()
+        for i in range(browsers):  # one context (its own window) each: Chromium stops rendering hidden tabs
+            page = browser.new_context(viewport={"width": 1200, "height": 900}).new_page()
+            page.on("pageerror", lambda _: counts.__setitem__("page_errors", counts["page_errors"] + 1))
+            page.on("crash", lambda _: counts.__setitem__("crashes", counts["crashes"] + 1))
+            page.goto(server_url + "/draw", timeout=300_000, wait_until="domcontentloaded")
+            page.locator("canvas.upper-canvas").first.wait_for(timeout=300_000)
+            drawers.append(page)
+        open_seconds = time.monotonic() - opened
+        cpu0, t0 = cpu_seconds(server_pid), time.monotonic()
+        sampler = threading.Thread(target=sample_memory, daemon=True)
+        sampler.start()
+        # the websocket sessions run in their own process, like separate clients
+        ws_proc = subprocess.Popen([sys.executable, "-m", "bench.ws_client", server_url, "--sessions",
+                                    str(n_watchers), "--seconds", str(seconds)], cwd=PROJECT_ROOT,
+                                   stdout=subprocess.PIPE, text=True,
+                                   env=dict(os.environ, PYTHONPATH=str(PROJECT_ROOT)))
+        rng = random.Random(0)
+        while time.monotonic() - t0 < seconds:
+            round_start = time.monotonic()
+            for page in drawers:  # a stroke per drawing session every STROKE_EVERY_S: each is a predict
+                box = page.locator("canvas.upper-canvas").first.bounding_box()
+                x, y = box["x"] + rng.uniform(60, 220), box["y"] + rng.uniform(40, 120)
+                page.mouse.move(x, y)
+                page.mouse.down()
+                page.mouse.move(x + rng.uniform(-40, 40), y + rng.uniform(60, 140), steps=6)
+                page.mouse.up()
+                counts["strokes"] += 1
+            drawers[0].wait_for_timeout(max(0.0, STROKE_EVERY_S - (time.monotonic() - round_start)) * 1000)
+        watchers = [SimpleNamespace(**d) for d in json.loads(ws_proc.communicate(timeout=seconds + 60)[0])]
+        elapsed = time.monotonic() - t0
+        cpu = cpu_seconds(server_pid) - cpu0
+        stop.set()
+        predicted = 0
+        for page in drawers:
+            try:
+                page.get_by_text("Prediction:").first.wait_for(timeout=30_000)
+                predicted += 1
+            except Exception as e:
+                print(f"a drawing session shows no prediction: {e}")
+        exceptions = sum(page.locator('[data-testid="stException"]').count() for page in drawers)
+        browser.close()
+    return {"sessions": sessions, "browser_sessions_drawing": browsers,
+            "websocket_sessions_on_train": len(watchers), "seconds_to_open_browsers": open_seconds,
+            "seconds": elapsed, **counts, "draw_sessions_with_a_prediction": predicted,
+            "exceptions_shown": exceptions + sum(len(w.exceptions) for w in watchers),
+            "watcher_errors": sum(len(w.errors) for w in watchers),
+            "watcher_reruns_sent": sum(w.reruns_sent for w in watchers),
+            "watcher_scripts_finished": sum(w.scripts_finished for w in watchers),
+            "watcher_mb_received": sum(w.bytes_received for w in watchers) / 1e6,
+            "watcher_updates_per_s_each": (sum(w.scripts_finished for w in watchers) / len(watchers) / elapsed
+                                           if watchers else None),
+            "server_cpu_s": cpu, "server_cpu_share": cpu / elapsed, "server_peak_rss_mb": rss["peak_kb"] / 1024,
+            "server_rss_first_mb": (rss["samples"][0] / 1024) if rss["samples"] else None,
+            "server_rss_last_mb": (rss["samples"][-1] / 1024) if rss["samples"] else None,
+            "watcher_exception_samples": sorted({e for w in watchers for e in w.exceptions})[:5],
+            "watcher_error_samples": sorted({e for w in watchers for e in w.errors})[:5]}
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--sessions", type=int, default=20)
+    ap.add_argument("--browsers", type=int, default=4, help="how many of the sessions are real browsers")
+    ap.add_argument("--seconds", type=float, default=60.0)
+    ap.add_argument("--json", default=str(PROJECT_ROOT / "bench" / "results" / "load.json"))
+    args = ap.parse_args(argv)
+    if not Path(CHROMIUM).exists():
+        print("Chromium is needed: apt-get install chromium chromium-driver", file=sys.stderr)
+        return 2
+    tmp = Path(tempfile.mkdtemp(prefix="studio-load-"))
+    store = RunStore(tmp / "store")
+    # a model to predict with (the Draw page picks the newest finished run with a checkpoint)
+    p = cli("core.train", "--network", "mlp", "--mode", "pynative", "--epochs", "1", "--store", str(store.root),
+            "--name", "predictor")
+    if p.returncode != 0:
+        print(p.stderr, file=sys.stderr)
+        return 1
+    config = TrainConfig(epochs=200)  # the default LeNet-5 run, long enough to outlast the window
+    window = max(args.seconds / 2, 20.0)
+    print("baseline: training with no browser attached…", flush=True)
+    baseline = training_rate(store, config, window)
+    server = start_server(store.root)
+    try:
+        idle = training_rate(store, config, window)  # server up, nobody connected
+        print(f"load: {args.sessions} browser sessions for {args.seconds:.0f} s…", flush=True)
+        loaded = training_rate(store, config, args.seconds,
+                               during=lambda _: drive_load(server.url, server.proc.pid, args.sessions,
+                                                           min(args.browsers, args.sessions), args.seconds))
+        server_alive = server.proc.poll() is None
+        log = server.log()
+    finally:
+        server.stop()
+    load = loaded.pop("extra")
+    result = {
+        "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"), "machine": f"{platform.machine()}, {os.cpu_count()} cores",
+        "python": platform.python_version(), "versions": _versions(),
+        "training_config": "LeNet-5 defaults (Graph, Cell style, batch 64) on the bundled 5,000 images",
+        "baseline_samples_per_s": baseline["samples_per_s"], "server_idle_samples_per_s": idle["samples_per_s"],
+        "under_load_samples_per_s": loaded["samples_per_s"],
+        "slowdown_vs_baseline": baseline["samples_per_s"] / loaded["samples_per_s"],
+        "server_alive_after": server_alive, "server_log_tracebacks": log.count("Traceback"), **load,
+    }
+    Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.json).write_text(json.dumps(result, indent=2))
+    width = max(len(k) for k in result)
+    for k, v in result.items():
+        print(f"{k:<{width}}  {v:.3f}" if isinstance(v, float) else f"{k:<{width}}  {v}")
+    ok = (server_alive and result["exceptions_shown"] == 0 and result["crashes"] == 0
+          and result["watcher_errors"] == 0 and result["server_log_tracebacks"] == 0
+          and result["draw_sessions_with_a_prediction"] == result["browser_sessions_drawing"])
+    print("OK: no errors" if ok else "ERRORS: see above and the server log in " + str(server.log_path))
+    return 0 if ok else 1
+
+
+def _versions() -> dict:
+    from importlib.metadata import version
+    return {p: version(p) for p in ("mindspore", "streamlit", "numpy", "playwright")}
+
+
+if __name__ == "__main__":
+    sys.exit(main())
