@@ -3,7 +3,6 @@ way as bench/reference.py: the wall time between consecutive step events, sync e
 
     python bench/project_case.py --network lenet5 --style cell --mode graph --batch 64 [--steps N] [--data DIR]
 """
-import argparse
 import json
 import os
 import resource
@@ -12,6 +11,8 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench.case_args import case_parser  # noqa: E402
 
 from core.runtime import prepare_process  # noqa: E402
 
@@ -28,13 +29,7 @@ class StopAfter:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--network", default="lenet5")
-    ap.add_argument("--style", default="cell")
-    ap.add_argument("--mode", default="graph")
-    ap.add_argument("--batch", type=int, default=64)
-    ap.add_argument("--epochs", type=int, default=1)
-    ap.add_argument("--steps", type=int, default=0)
+    ap = case_parser()
     ap.add_argument("--val-fraction", type=float, default=0.0)
     ap.add_argument("--data", default=None)
     args = ap.parse_args()

@@ -6,7 +6,6 @@ dataset.create_tuple_iterator(). Same networks, loss, optimizer and data; no cal
 
 Prints one JSON line: per-step wall times (sync every step), first-step time, CPU time, peak RSS.
 """
-import argparse
 import json
 import os
 import resource
@@ -15,6 +14,8 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench.case_args import case_parser  # noqa: E402
 
 
 def create_dataset(data_path, batch_size=64):
@@ -30,13 +31,7 @@ def create_dataset(data_path, batch_size=64):
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--network", default="lenet5")
-    ap.add_argument("--style", default="cell")
-    ap.add_argument("--mode", default="graph")
-    ap.add_argument("--batch", type=int, default=64)
-    ap.add_argument("--epochs", type=int, default=1)
-    ap.add_argument("--steps", type=int, default=0, help="stop after this many steps (0: all)")
+    ap = case_parser()
     ap.add_argument("--data", default=str(Path(__file__).resolve().parent.parent / "data" / "mnist-5k" / "train"))
     args = ap.parse_args()
     t_start = time.perf_counter()

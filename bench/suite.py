@@ -79,8 +79,16 @@ def interleave(cases: list[tuple[str, tuple]], reps: int, runner) -> dict[str, l
 
 
 def merge(samples: list[dict]) -> dict:
-    """The median over repetitions of each figure."""
-    return {k: statistics.median(s[k] for s in samples) for k in samples[0]}
+    """The median over repetitions of each figure (nested dicts too; text is kept from the first)."""
+    out = {}
+    for k, first in samples[0].items():
+        if isinstance(first, dict):
+            out[k] = merge([s[k] for s in samples])
+        elif isinstance(first, (int, float)) and not isinstance(first, bool):
+            out[k] = statistics.median(s[k] for s in samples)
+        else:
+            out[k] = first
+    return out
 
 
 # --- parts ---------------------------------------------------------------------------------------------------

@@ -157,16 +157,21 @@ class RunStore:
         self.reconcile()
         with self._tx() as db:
             if exclusive:
-                busy = db.execute(f"SELECT id, name FROM runs WHERE status IN ({','.join('?' * len(ACTIVE))})",
-                                  ACTIVE).fetchall()
-                if len(busy) >= MAX_ACTIVE_RUNS:
-                    raise RunBusy(f"Run '{busy[0]['name']}' is already training; this machine trains one run at "
-                                  "a time. Stop it or wait for it to finish, then start again.")
+                self._refuse_if_busy(db, "start again")
             db.execute("INSERT INTO runs (id, name, source, config, status, created, total_steps) "
                        "VALUES (?, ?, ?, ?, ?, ?, 0)",
                        (run_id, name or f"{config.network}-{run_id[9:15]}", source, config.to_json(), status,
                         time.time()))
         return run_id
+
+    @staticmethod
+    def _refuse_if_busy(db: sqlite3.Connection, then: str) -> None:
+        """RunBusy when MAX_ACTIVE_RUNS are active; call inside the transaction that adds one."""
+        busy = db.execute(f"SELECT name FROM runs WHERE status IN ({','.join('?' * len(ACTIVE))})",
+                          ACTIVE).fetchall()
+        if len(busy) >= MAX_ACTIVE_RUNS:
+            raise RunBusy(f"Run '{busy[0]['name']}' is already training; this machine trains one run at a "
+                          f"time. Stop it or wait for it to finish, then {then}.")
 
     def get(self, run_id: str) -> Run | None:
         with self._connect() as db:
@@ -252,11 +257,7 @@ class RunStore:
             why = self.resumable(run)
             if why:
                 raise ValueError(f"Run '{run.name}' cannot be resumed: {why}.")
-            busy = db.execute(f"SELECT name FROM runs WHERE status IN ({','.join('?' * len(ACTIVE))})",
-                              ACTIVE).fetchall()
-            if len(busy) >= MAX_ACTIVE_RUNS:
-                raise RunBusy(f"Run '{busy[0]['name']}' is already training; this machine trains one run at "
-                              "a time. Stop it or wait for it to finish, then resume.")
+            self._refuse_if_busy(db, "resume")
             db.execute("UPDATE runs SET status = 'starting', request = 'run', message = '', finished = NULL, "
                        "pid = NULL, heartbeat = ?, phase = 'resuming' WHERE id = ?", (time.time(), run_id))
         self.log(run_id, f"resume requested (was {run.status})")

@@ -44,6 +44,7 @@ def start_server(store: Path, port: int | None = None, extra_env: dict | None = 
     port = port or free_port()
     env = dict(os.environ, STUDIO_DATA_DIR=str(store), PYTHONPATH=str(PROJECT_ROOT))
     env.update(extra_env or {})
+    Path(store).mkdir(parents=True, exist_ok=True)
     log_path = Path(store) / f"server-{port}-{time.time_ns()}.log"
     with open(log_path, "wb") as log:
         proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
