@@ -64,22 +64,24 @@ class SharedView:
     def __init__(self, max_age_s: float):
         self.max_age_s, self.lock, self.entries = max_age_s, threading.Lock(), {}
 
-    def get(self, run_id: str):
+    def get(self, key: tuple, build):
+        """build() for key, or its recent result. The caller passes build: this object outlives the script
+        run that created it, so it must not call that run's functions."""
         now = time.monotonic()
         with self.lock:
-            entry = self.entries.get(run_id)  # [built_at, value, building]
+            entry = self.entries.get(key)  # [built_at, value, building]
             if entry and (now - entry[0] < self.max_age_s or entry[2]):
                 return entry[1]
             if entry:
                 entry[2] = True
         try:
-            value = view(run_id)
+            value = build()
         except BaseException:
             if entry:
                 entry[2] = False
             raise
         with self.lock:
-            self.entries[run_id] = [time.monotonic(), value, False]
+            self.entries[key] = [time.monotonic(), value, False]
             for stale in [k for k, e in self.entries.items() if time.monotonic() - e[0] > 60]:
                 del self.entries[stale]
         return value
@@ -146,7 +148,8 @@ st.session_state["_poll_s"] = poll_s
 def live(run_id: str):
     if was_active and live_poll_interval() != st.session_state.get("_poll_s"):
         st.rerun()  # viewers came or went: a full run registers the new interval
-    run, figure, log = shared_views().get(run_id) if was_active else view(run_id)
+    run, figure, log = (shared_views().get((str(store.root), run_id), lambda: view(run_id)) if was_active
+                        else view(run_id))
     if run is None:
         st.warning("This run was deleted.")
         return
