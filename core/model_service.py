@@ -78,6 +78,14 @@ def pipeline_steps(image: np.ndarray) -> list[tuple[str, np.ndarray]]:
     return steps
 
 
+def export(path: str | os.PathLike, fmt: str, out_dir: str | os.PathLike) -> Path:
+    """core.export.export under the lock, in the app's Graph mode."""
+    from core.export import export as _export
+    with MINDSPORE_LOCK:
+        _ensure_mode()
+        return _export(path, fmt, out_dir)
+
+
 def import_checkpoint(store, data: bytes, filename: str) -> str:
     """Validate an uploaded checkpoint and add it to the store as a finished run. Raises CheckpointError
     (and leaves nothing behind) when the file is empty, too big, not a checkpoint or of a foreign network."""

@@ -226,10 +226,14 @@ class RunStore:
                 db.execute(f"DELETE FROM {table} WHERE run_id = ?", (run_id,))
             db.execute("DELETE FROM runs WHERE id = ?", (run_id,))
         shutil.rmtree(self.checkpoint_path(run_id).parent, ignore_errors=True)
+        shutil.rmtree(self.export_dir(run_id), ignore_errors=True)
         self.log_path(run_id).unlink(missing_ok=True)
 
     def checkpoint_path(self, run_id: str) -> Path:
         return self.checkpoints / check_run_id(run_id) / "model.ckpt"
+
+    def export_dir(self, run_id: str) -> Path:
+        return self.root / "exports" / check_run_id(run_id)
 
     def log_path(self, run_id: str) -> Path:
         """The worker's own stdout/stderr (tracebacks a crash leaves before it can reach the database)."""

@@ -7,6 +7,7 @@ import streamlit as st
 
 from core import model_service
 from core.checkpoint import CheckpointError
+from core.export import FORMATS
 from core.store import RunBusy
 from pages.common import ensure_frame, fmt_duration, get_store, run_label
 
@@ -40,6 +41,24 @@ table = pd.DataFrame([{
 st.dataframe(table, hide_index=True, width="stretch",
              column_config={"best val acc": st.column_config.NumberColumn(format="percent")})
 
+def export_buttons(run) -> None:
+    """Export to MindIR / ONNX (for MindSpore Lite, ONNX Runtime, ...), then offer the file."""
+    fmt = st.radio("Export format", list(FORMATS), horizontal=True, key="export_format",
+                   format_func={"mindir": "MindIR", "onnx": "ONNX"}.get)
+    if st.button("📦 Export", key="export"):
+        try:
+            with st.spinner("Exporting (compiles the network)…"):
+                st.session_state["exported"] = (run.id, fmt, model_service.export(run.checkpoint, fmt,
+                                                                                 store.export_dir(run.id)))
+        except (CheckpointError, OSError, RuntimeError, ValueError) as e:
+            st.error(f"Export failed: {e}")
+    done = st.session_state.get("exported")
+    if done and done[0] == run.id and done[1] == fmt and done[2].exists():
+        st.download_button(f"⬇️ Download {done[2].name}", done[2].read_bytes(),
+                           file_name=f"{run.name.replace(' ', '_').replace('/', '_')}{done[2].suffix}",
+                           key="download_export")
+
+
 run = st.selectbox("Run", runs, format_func=run_label, key="runs_selected")
 st.json(run.config.to_dict(), expanded=False)
 st.caption(f"{run.message}")
@@ -61,6 +80,8 @@ with b:
                            file_name=f"{run.name.replace(' ', '_').replace('/', '_')}.ckpt", key="download")
     elif run.checkpoint:
         st.warning("Its checkpoint file was deleted from disk.")
+    if run.checkpoint and Path(run.checkpoint).exists() and not run.active:
+        export_buttons(run)
 with c:
     sure = st.checkbox("Yes, delete this run and its checkpoint", key=f"sure_{run.id}")
     if st.button("🗑️ Delete", disabled=not sure):
