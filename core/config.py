@@ -53,6 +53,7 @@ class TrainConfig:
     seed: int = 42
     val_fraction: float = 0.1
     early_stopping: bool = False
+    augment: bool = False  # random small rotations, shifts and scaling of training images (not validation)
     patience: int = 3
     num_parallel_workers: int = 1
     amp_level: str = "O0"
@@ -84,6 +85,8 @@ class TrainConfig:
         number("val_fraction", 0, 0.5)
         number("patience", 1, 100, integer=True)
         number("num_parallel_workers", 1, 8, integer=True)
+        if not isinstance(self.augment, bool):
+            e["augment"] = f"must be true or false, got {self.augment!r}"
         if not isinstance(self.early_stopping, bool):
             e["early_stopping"] = f"must be true or false, got {self.early_stopping!r}"
         elif self.early_stopping and "val_fraction" not in e and self.val_fraction == 0:

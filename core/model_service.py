@@ -78,6 +78,20 @@ def pipeline_steps(image: np.ndarray) -> list[tuple[str, np.ndarray]]:
     return steps
 
 
+def augmented_copies(image: np.ndarray, n: int, seed: int = 0) -> list[np.ndarray]:
+    """n randomly augmented copies of one raw 28x28 uint8 image, by the training pipeline's own ops."""
+    import mindspore.dataset as ds
+    from core.pipeline import augment_transforms
+    with MINDSPORE_LOCK:
+        before = ds.config.get_seed()
+        ds.config.set_seed(seed)
+        try:
+            ops = augment_transforms()
+            return [np.asarray(ops[0](image[:, :, None]))[:, :, 0] for _ in range(n)]
+        finally:
+            ds.config.set_seed(before)
+
+
 def export(path: str | os.PathLike, fmt: str, out_dir: str | os.PathLike) -> Path:
     """core.export.export under the lock, in the app's Graph mode."""
     from core.export import export as _export

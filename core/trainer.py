@@ -165,7 +165,7 @@ def train(config: TrainConfig, folder: MnistFolder, callback: Callback | None = 
         raise ValueError(f"batch size {config.batch_size} is larger than the {len(train_idx)} training "
                          "images: lower the batch size")
     train_ds = create_dataset(folder, "train", train_idx, config.batch_size, shuffle=True,
-                              num_parallel_workers=config.num_parallel_workers)
+                              num_parallel_workers=config.num_parallel_workers, augment=config.augment)
     val_ds = (create_dataset(folder, "train", val_idx, max(config.batch_size, 256), shuffle=False,
                              num_parallel_workers=config.num_parallel_workers) if len(val_idx) else None)
     steps_per_epoch = train_ds.get_dataset_size()

@@ -96,6 +96,9 @@ with c:
     raw["early_stopping"] = st.checkbox("Early stopping on validation loss", value=config.early_stopping,
                                         key="cfg_early_stopping")
     slots["early_stopping"] = st.empty()
+    raw["augment"] = st.checkbox("Augment training images", value=config.augment, key="cfg_augment",
+                                 help="random rotations up to 10°, shifts up to 10 %, scaling 0.9-1.1 "
+                                      "(training images only); preview on the Data page")
     text_number("patience", "Patience (epochs)")
     text_number("num_parallel_workers", "Data pipeline workers")
 

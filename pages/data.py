@@ -130,3 +130,13 @@ for col, (name, x) in zip(cols, steps):
     col.image((view - view.min()) / max(float(view.max() - view.min()), 1e-6), width=84, clamp=True)
 cols[-1].markdown("**Network input**")
 cols[-1].caption(f"batched: (batch, 1, 28, 28) float32 · label {int(labels[i])} → int32 (TypeCast)")
+
+st.subheader("Augmentation, on the same sample")
+st.caption("What **Augment training images** (Configure) does to training images, each epoch anew: "
+           "MindSpore's `RandomAffine` (rotation ≤ 10°, shift ≤ 10 %, scale 0.9–1.1). Validation and test "
+           "images are never augmented.")
+copies = model_service.augmented_copies(images[i], 7, seed=int(st.session_state.get("augment_seed", 0)))
+st.image([images[i], *copies], width=84, caption=["original"] + [f"augmented {k + 1}" for k in range(7)])
+if st.button("🎲 New random copies", key="augment_again"):
+    st.session_state["augment_seed"] = int(st.session_state.get("augment_seed", 0)) + 1
+    st.rerun()

@@ -1,0 +1,52 @@
+"""Augmentation: training images are distorted (differently each epoch), validation images never are,
+and a run with it trains."""
+import mindspore.dataset as ds
+import numpy as np
+
+from core.config import TrainConfig, parse_fields
+from core.data_source import validate_mnist_dir
+from core.pipeline import create_dataset
+from core.trainer import train
+
+
+def first_batch(folder, augment, seed=0):
+    ds.config.set_seed(seed)
+    d = create_dataset(folder, "train", np.arange(64), 64, shuffle=False, augment=augment)
+    data, label = next(d.create_tuple_iterator(num_epochs=1))
+    return data.asnumpy(), label.asnumpy()
+
+
+def test_augment_changes_training_images_but_not_labels_or_shapes(small_mnist):
+    folder = validate_mnist_dir(small_mnist)
+    plain, labels = first_batch(folder, False)
+    aug, aug_labels = first_batch(folder, True)
+    again, _ = first_batch(folder, True, seed=1)
+    assert aug.shape == plain.shape == (64, 1, 28, 28) and aug.dtype == np.float32
+    assert (aug_labels == labels).all()
+    changed = np.abs(aug - plain).reshape(64, -1).max(1) > 1e-3
+    assert changed.mean() > 0.9  # nearly every image is distorted (an identity draw is possible)
+    assert np.abs(again - aug).max() > 1e-3  # another seed, other distortions
+    # the same digit, moved a little: about the same ink, centre of mass within a few pixels
+    raw = lambda x: x * 0.3081 + 0.1307  # noqa: E731  (undo Normalize)
+    ink = raw(aug).reshape(64, -1).sum(1) / raw(plain).reshape(64, -1).sum(1)
+    assert 0.7 < ink.min() and ink.max() < 1.4
+
+    def centre(x):
+        w = raw(x[0])
+        ys, xs = np.indices(w.shape)
+        return np.array([(ys * w).sum(), (xs * w).sum()]) / w.sum()
+    shift = np.array([centre(a) - centre(p) for a, p in zip(aug, plain)])
+    assert np.linalg.norm(shift, axis=1).max() < 5.0
+    # random in both directions: no systematic shift (a 2-value translate would move every image right)
+    assert np.abs(shift.mean(0)).max() < 1.0 and (shift[:, 1] < -0.5).any() and (shift[:, 1] > 0.5).any()
+
+
+def test_a_run_with_augmentation_trains_and_the_option_parses(small_mnist):
+    values, errors = parse_fields({"augment": "true"})
+    assert values == {"augment": True} and not errors
+    assert "augment" in TrainConfig(augment="yes").errors()
+    cfg = TrainConfig(network="mlp", mode="pynative", epochs=2, augment=True, data_dir=str(small_mnist))
+    losses = []
+    result = train(cfg, validate_mnist_dir(small_mnist), lambda e: e["kind"] == "step" and losses.append(e["loss"]))
+    assert result.status == "completed" and np.mean(losses[-10:]) < np.mean(losses[:10])
+    assert result.history[-1]["val_acc"] > 0.25  # well above chance (0.1) after 34 steps on distorted images
