@@ -57,6 +57,14 @@ def predict(path: str | os.PathLike, images: np.ndarray) -> np.ndarray:
         return _predict(model.net, images)
 
 
+def inspect(path: str | os.PathLike, image: np.ndarray):
+    """core.inspect_net.Inspection of one uint8 (28, 28) image by the checkpoint at path."""
+    from core.inspect_net import inspect as _inspect
+    model = load_model(path)
+    with MINDSPORE_LOCK:
+        return _inspect(model.net, image)
+
+
 def evaluate(path: str | os.PathLike, data_dir: str | None, split: str):
     """metrics.Report of a checkpoint on a split of a MNIST folder."""
     from core.data_source import validate_mnist_dir

@@ -8,6 +8,7 @@ from core import model_service
 from core.checkpoint import CheckpointError
 from core.drawing import DrawingError, to_mnist
 from pages.common import ensure_frame, pick_trained_run
+from pages.inside import render_inside
 
 ensure_frame()
 st.title("✏️ Draw & predict")
@@ -42,3 +43,6 @@ with right:
     fig.update_layout(height=260, yaxis=dict(range=[0, 1], title="probability"), xaxis_title="digit",
                       margin=dict(l=10, r=10, t=10, b=10))
     st.plotly_chart(fig, width="stretch", key="probs")
+
+with st.expander("🔬 Inside the network", expanded=False):
+    render_inside(run.checkpoint, digit, key="draw")

@@ -9,6 +9,7 @@ from core.data_source import validate_mnist_dir
 from core.idx import DataError
 from core import model_service
 from pages.common import check_user_path, ensure_frame, pick_trained_run, split_arrays
+from pages.inside import render_inside
 
 ensure_frame()
 st.title("📊 Evaluate")
@@ -79,3 +80,9 @@ st.caption(f"{r.confusion[true, pred]} images of {true} read as {pred}")
 gallery(pos, lambda p: f"#{r.sample_ids[p]} p={r.probabilities[p, pred]:.2f}")
 st.subheader("Most confident mistakes")
 gallery(r.misclassified[:24], lambda p: f"{r.labels[p]}→{r.predicted[p]} p={r.probabilities[p, r.predicted[p]]:.2f}")
+
+st.subheader("🔬 Inside the network, for one of these images")
+choices = list(r.misclassified[:24]) or list(range(min(24, len(r.labels))))
+shown_pos = st.selectbox("Image", choices, key="inside_image",
+                         format_func=lambda p: f"#{r.sample_ids[p]}: true {r.labels[p]}, read as {r.predicted[p]}")
+render_inside(run.checkpoint, images[r.sample_ids[shown_pos]], key="evaluate")
