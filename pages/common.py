@@ -53,6 +53,7 @@ PAGES = [
     ("pages/train.py", "Train", "🏋️", "train"),
     ("pages/evaluate.py", "Evaluate", "📊", "evaluate"),
     ("pages/draw.py", "Draw & predict", "✏️", "draw"),
+    ("pages/compare.py", "Compare", "⚖️", "compare"),
     ("pages/runs.py", "Runs", "🗂️", "runs"),
 ]
 DEFAULT_PAGE = "pages/train.py"

@@ -94,3 +94,15 @@ def test_train_live_reload_second_browser_evaluate_and_draw(server, browser):
     expect(page.get_by_text("saliency (red) on the input").first).to_be_visible(timeout=60_000)
     expect(page.get_by_text("First-layer filters").first).to_be_visible()
     shot(page, "7-inside-the-network")
+
+    page.goto(server + "/configure?epochs=3")  # a second run with the same settings, to compare the two
+    expect(page.get_by_text("Configuration is valid")).to_be_visible(timeout=60_000)
+    nav(page, "Train")
+    page.get_by_role("button", name="Start training").click()
+    expect(page.locator("text=/— running/").first).to_be_visible(timeout=60_000)
+    expect(page.get_by_text("Finished:").first).to_be_visible(timeout=180_000)
+    nav(page, "Compare")
+    expect(page.get_by_text("Settings that differ are highlighted: none").first).to_be_visible(timeout=60_000)
+    expect(page.locator(".js-plotly-plot").first).to_be_visible(timeout=30_000)
+    expect(page.locator(".js-plotly-plot").nth(1)).to_be_visible(timeout=30_000)  # + parallel coordinates
+    shot(page, "8-compare")

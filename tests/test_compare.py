@@ -1,0 +1,69 @@
+"""Compare runs: settings that differ, curves on a common axis, the Compare page, and re-running a run
+reproduces it (same seed, same settings: same losses)."""
+import numpy as np
+
+from core import launcher
+from core.compare import config_differences, curves
+from core.config import TrainConfig
+from core.data_source import validate_mnist_dir
+from core.trainer import train
+from tests.apptest import page, store, trained_ckpt, with_run  # noqa: F401  (fixtures)
+from tests.helpers import wait_for
+
+
+def fake_run(store, config, name, losses, accs):
+    run_id = store.create_run(config, name=name, source="cli", exclusive=False)
+    store.add_steps(run_id, [(i + 1, 1 + i // 10, loss, 0.1 * (i + 1)) for i, loss in enumerate(losses)],
+                    step=len(losses))
+    for e, acc in enumerate(accs, 1):
+        store.add_epoch(run_id, {"epoch": e, "train_loss": 1 / e, "train_acc": acc, "val_loss": 1 / e,
+                                 "val_acc": acc, "epoch_seconds": 1.0, "samples_per_s": 100.0, "elapsed": float(e)})
+    store.update(run_id, best_val_acc=max(accs), best_epoch=len(accs), epoch=len(accs))
+    store.finish(run_id, "completed")
+    return run_id
+
+
+def test_differences_and_common_axes(store):
+    a = TrainConfig()
+    b = a.with_(learning_rate=0.05, optimizer="adam")
+    assert config_differences([a, b]) == {"learning_rate", "optimizer"} and config_differences([a, a]) == set()
+    ra = fake_run(store, a, "a", [2.0, 1.5, 1.0], [0.8, 0.9])
+    rb = fake_run(store, b, "b", [2.2, 1.2], [0.85])
+    by_step = curves(store, [ra, rb], "step")
+    assert {(r["run"], r["x"]) for r in by_step} == {(ra, 1), (ra, 2), (ra, 3), (rb, 1), (rb, 2)}
+    by_epoch = curves(store, [ra, rb], "epoch")
+    assert {r["metric"] for r in by_epoch} == {"train_loss", "val_loss", "train_acc", "val_acc"}
+    assert max(r["x"] for r in by_epoch if r["run"] == ra) == 2
+    by_time = curves(store, [ra], "elapsed")
+    assert any(r["metric"] == "step loss" for r in by_time) and any(r["metric"] == "val_acc" for r in by_time)
+
+
+def test_the_compare_page_highlights_differences_and_re_runs(store, small_mnist):
+    cfg = TrainConfig(network="mlp", mode="pynative", epochs=50, batch_size=16, data_dir=str(small_mnist))
+    fake_run(store, cfg, "first", [2.0, 1.0], [0.7])
+    fake_run(store, cfg.with_(learning_rate=0.05), "second", [2.0, 0.8], [0.8])
+    at = page("compare")
+    assert not at.exception, [e.value for e in at.exception]
+    assert any("differ are highlighted: learning_rate" in c.value for c in at.caption)
+    assert len(at.get("plotly_chart")) == 2  # curves and parallel coordinates
+    at.radio(key="compare_axis").set_value("epoch").run()
+    assert not at.exception
+    at.button(key="rerun").click().run()
+    rerun = wait_for(lambda: next((r for r in store.list_runs() if r.name.startswith("re-run of")), None),
+                     what="the re-run")
+    assert rerun.config == cfg.with_(learning_rate=0.05) and rerun.name == "re-run of second"  # the newest
+    launcher.stop(store, rerun.id)
+    wait_for(lambda: not store.get(rerun.id).active, timeout=30, what="the re-run to stop")
+
+
+def test_a_re_run_reproduces_the_run(small_mnist):
+    """What Re-run relies on: the same config (seed included) gives the same training, step for step."""
+    cfg = TrainConfig(network="mlp", mode="graph", epochs=2, augment=True, data_dir=str(small_mnist))
+    folder = validate_mnist_dir(small_mnist)
+    runs = []
+    for _ in range(2):
+        losses = []
+        result = train(cfg, folder, lambda e: e["kind"] == "step" and losses.append(e["loss"]))
+        runs.append((np.array(losses), [h["val_acc"] for h in result.history]))
+    np.testing.assert_allclose(runs[0][0], runs[1][0], rtol=1e-5, atol=1e-6)
+    assert runs[0][1] == runs[1][1]
