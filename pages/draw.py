@@ -44,5 +44,7 @@ with right:
                       margin=dict(l=10, r=10, t=10, b=10))
     st.plotly_chart(fig, width="stretch", key="probs")
 
-with st.expander("🔬 Inside the network", expanded=False):
+# A toggle, not an expander: an expander's body runs on every stroke even when closed, and this view
+# (activations, saliency, filters) is the heaviest part of the page (bench/load_test.py).
+if st.toggle("🔬 Inside the network", key="inside_draw"):
     render_inside(run.checkpoint, digit, key="draw")
