@@ -3,7 +3,7 @@
 Run each case in its own process, because the oneDNN ISA cap is fixed when mindspore is imported:
   python bench/step_time.py lenet5 cell graph            # with the project's per-network default
   ONEDNN_MAX_CPU_ISA= python bench/step_time.py lenet5   # oneDNN's own choice (empty = no cap)
-  bash bench/isa.sh                                      # the comparison in the README
+  python -m bench.suite --parts tune                     # the ISA / thread comparison (docs/performance.md)
 """
 import argparse
 import os
