@@ -143,7 +143,6 @@ def evaluate_batches(eval_net: nn.Cell, dataset) -> tuple[float, float, np.ndarr
 
 def train(config: TrainConfig, folder: MnistFolder, callback: Callback | None = None,
           control: Control | None = None, on_epoch_end: Callable[[nn.Cell, dict], None] | None = None,
-          initial_weights: dict[str, np.ndarray] | None = None,
           resume: ResumeState | None = None) -> TrainResult:
     """Train per config on folder's train split (minus a stratified validation part).
 
@@ -176,8 +175,6 @@ def train(config: TrainConfig, folder: MnistFolder, callback: Callback | None = 
         net = ms.amp.auto_mixed_precision(net, config.amp_level)  # casts in place; names stay the same
     if resume is not None:
         restore(net, resume.weights)
-    elif initial_weights is not None:
-        restore(net, initial_weights)
     loss_fn = build_loss(config.loss)
     optimizer = build_optimizer(config, net.trainable_params())
     train_step = make_train_step(config, net, loss_fn, optimizer)

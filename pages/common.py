@@ -1,12 +1,13 @@
 """Streamlit helpers shared by the pages: the session's config, the run store, formatting, run status."""
 from __future__ import annotations
 
+import threading
+import time
 from pathlib import Path
 
 import streamlit as st
 
 from core.access import check_data_path, data_roots
-
 from core.config import TrainConfig
 from core.data_source import SPLIT_FILES, MnistFolder, load_arrays, validate_mnist_dir
 from core.store import ACTIVE, Run, RunStore, default_data_dir
@@ -15,33 +16,31 @@ STATUS_ICONS = {"starting": "⏳", "running": "🏃", "paused": "⏸️", "compl
                 "stopped": "⏹️", "diverged": "💥", "failed": "❌", "interrupted": "⚠️"}
 POLL_S = 1.0          # the live Train view, with few viewers
 SIDEBAR_POLL_S = 3.0  # the sidebar's glance at the active run
-# Every poll is a script run in the server, and a poll that arrives while the previous one still runs
-# restarts it: with many viewers on two cores, 1-second polls starved each other until no view updated
-# (bench/load_test.py). So the interval grows with the number of live viewers.
+# Every poll is a script run in the one server process, which shares two cores with the training: with
+# many viewers, 1-second polls left each view updating rarely (bench/load_test.py). So the interval grows
+# with the number of live viewers.
 POLL_S_PER_VIEWER = 0.1
 POLL_STEPS_S = (POLL_S, 2.0, 4.0, 8.0)
 VIEWER_SEEN_S = 10.0
 
 
 @st.cache_resource
-def _viewers() -> dict:
-    return {}
+def _viewers() -> tuple[threading.Lock, dict[str, float]]:
+    """Live viewers of this server: session id -> when it last polled."""
+    return threading.Lock(), {}
 
 
 def live_poll_interval() -> float:
     """Seconds between polls of the live Train view for this session, given how many sessions watch."""
-    import threading
-    import time
     from streamlit.runtime.scriptrunner import get_script_run_ctx
-    seen, now = _viewers(), time.monotonic()
-    ctx = get_script_run_ctx()
-    with seen.setdefault("_lock", threading.Lock()):
+    lock, seen = _viewers()
+    now, ctx = time.monotonic(), get_script_run_ctx()
+    with lock:
         if ctx is not None:
             seen[ctx.session_id] = now
-        for sid in [k for k, t in seen.items() if k != "_lock" and now - t > VIEWER_SEEN_S]:
+        for sid in [k for k, t in seen.items() if now - t > VIEWER_SEEN_S]:
             del seen[sid]
-        viewers = len(seen) - 1
-    wanted = viewers * POLL_S_PER_VIEWER
+        wanted = len(seen) * POLL_S_PER_VIEWER
     # a few steps, so that a viewer coming or going rarely changes anyone's interval
     return next((s for s in POLL_STEPS_S if s >= wanted), POLL_STEPS_S[-1])
 
@@ -112,15 +111,18 @@ def get_store() -> RunStore:
         st.stop()
 
 
+def _user_roots() -> list[Path] | None:
+    from pages.gate import server_exposed
+    return data_roots(server_exposed(), get_store().root)
+
+
 def check_user_path(path: str) -> Path:
     """A folder a user typed, resolved; DataError when this server does not let users read there."""
-    from pages.gate import server_exposed
-    return check_data_path(path, data_roots(server_exposed(), get_store().root))
+    return check_data_path(path, _user_roots())
 
 
 def default_download_dir() -> Path:
-    from pages.gate import server_exposed
-    roots = data_roots(server_exposed(), get_store().root)
+    roots = _user_roots()
     return Path.home() / "mnist" if roots is None else roots[-1] / "mnist"
 
 

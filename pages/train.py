@@ -141,12 +141,11 @@ def resume_button(run):
 
 was_active = store.get(shown).active
 poll_s = live_poll_interval() if was_active else None
-st.session_state["_poll_s"] = poll_s
 
 
 @st.fragment(run_every=poll_s)
 def live(run_id: str):
-    if was_active and live_poll_interval() != st.session_state.get("_poll_s"):
+    if was_active and live_poll_interval() != poll_s:
         st.rerun()  # viewers came or went: a full run registers the new interval
     run, figure, log = (shared_views().get((str(store.root), run_id), lambda: view(run_id)) if was_active
                         else view(run_id))
