@@ -49,6 +49,8 @@ class StoreRecorder:
             if event["phase"] == "training" and "first_step_seconds" in event:
                 self.store.log(self.run_id, f"first step (including graph compilation) took "
                                             f"{event['first_step_seconds']:.2f} s")
+        elif kind == "layers":
+            self.store.add_layer_stats(self.run_id, event["stats"])
         elif kind == "log":
             self.store.log(self.run_id, event["message"])
         if self.echo is not None:

@@ -5,6 +5,8 @@ No MindSpore import here: the app reads the store without touching MindSpore.
 """
 from __future__ import annotations
 
+import json
+import math
 import os
 import shutil
 import sqlite3
@@ -17,6 +19,7 @@ from pathlib import Path
 from core.access import check_run_id
 from core.config import TrainConfig
 from core.data_source import PROJECT_ROOT
+from core.layer_stats import LayerStat
 
 DATA_DIR_ENV = "STUDIO_DATA_DIR"
 ACTIVE = ("starting", "running", "paused")
@@ -46,6 +49,10 @@ CREATE TABLE IF NOT EXISTS logs (
     id INTEGER PRIMARY KEY AUTOINCREMENT, run_id TEXT NOT NULL, t REAL NOT NULL, message TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS logs_run ON logs (run_id, id);
+CREATE TABLE IF NOT EXISTS layer_stats (
+    run_id TEXT NOT NULL, epoch INTEGER NOT NULL, param TEXT NOT NULL, kind TEXT NOT NULL, mean REAL, std REAL,
+    min REAL, max REAL, norm REAL, zeros REAL, hist TEXT NOT NULL, PRIMARY KEY (run_id, epoch, param, kind)
+);
 """
 
 
@@ -222,7 +229,7 @@ class RunStore:
         if run.active:
             raise RunBusy(f"Run '{run.name}' is still {run.status}: stop it before deleting it.")
         with self._tx() as db:
-            for table in ("steps", "epochs", "logs"):
+            for table in ("steps", "epochs", "logs", "layer_stats"):
                 db.execute(f"DELETE FROM {table} WHERE run_id = ?", (run_id,))
             db.execute("DELETE FROM runs WHERE id = ?", (run_id,))
         shutil.rmtree(self.checkpoint_path(run_id).parent, ignore_errors=True)
@@ -273,6 +280,7 @@ class RunStore:
         with self._tx() as db:
             dropped = db.execute("DELETE FROM steps WHERE run_id = ? AND epoch > ?", (run_id, epoch)).rowcount
             db.execute("DELETE FROM epochs WHERE run_id = ? AND epoch > ?", (run_id, epoch))
+            db.execute("DELETE FROM layer_stats WHERE run_id = ? AND epoch > ?", (run_id, epoch))
             last = db.execute("SELECT MAX(step) FROM steps WHERE run_id = ?", (run_id,)).fetchone()[0]
             db.execute("UPDATE runs SET epoch = ?, step = ? WHERE id = ?", (epoch, last or 0, run_id))
         return dropped
@@ -307,6 +315,25 @@ class RunStore:
             db.execute("INSERT OR REPLACE INTO epochs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                        (run_id, m["epoch"], m["train_loss"], m["train_acc"], m.get("val_loss"), m.get("val_acc"),
                         m.get("epoch_seconds"), m.get("samples_per_s"), m.get("elapsed")))
+
+    def add_layer_stats(self, run_id: str, stats: list[LayerStat]) -> None:
+        with self._tx() as db:
+            db.executemany("INSERT OR REPLACE INTO layer_stats VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                           [(run_id, s.epoch, s.param, s.kind, s.mean, s.std, s.min, s.max, s.norm, s.zeros,
+                             json.dumps({"edges": s.hist_edges, "counts": s.hist_counts})) for s in stats])
+
+    def layer_stats(self, run_id: str) -> list[LayerStat]:
+        """Every recorded weight/gradient summary of a run, by epoch then parameter (in network order)."""
+        with self._connect() as db:
+            rows = db.execute("SELECT * FROM layer_stats WHERE run_id = ? ORDER BY epoch, rowid",
+                              (run_id,)).fetchall()
+        out = []
+        for r in rows:
+            hist = json.loads(r["hist"])
+            nums = {k: math.nan if r[k] is None else r[k] for k in ("mean", "std", "min", "max", "norm", "zeros")}
+            out.append(LayerStat(r["epoch"], r["param"], r["kind"], **nums, hist_edges=tuple(hist["edges"]),
+                                 hist_counts=tuple(hist["counts"])))
+        return out
 
     def log(self, run_id: str, message: str) -> None:
         with self._connect() as db:

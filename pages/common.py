@@ -53,6 +53,7 @@ PAGES = [
     ("pages/evaluate.py", "Evaluate", "📊", "evaluate"),
     ("pages/draw.py", "Draw & predict", "✏️", "draw"),
     ("pages/compare.py", "Compare", "⚖️", "compare"),
+    ("pages/weights.py", "Weights", "📈", "weights"),
     ("pages/runs.py", "Runs", "🗂️", "runs"),
 ]
 DEFAULT_PAGE = "pages/train.py"

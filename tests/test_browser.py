@@ -106,3 +106,12 @@ def test_train_live_reload_second_browser_evaluate_and_draw(server, browser):
     expect(page.locator(".js-plotly-plot").first).to_be_visible(timeout=30_000)
     expect(page.locator(".js-plotly-plot").nth(1)).to_be_visible(timeout=30_000)  # + parallel coordinates
     shot(page, "8-compare")
+
+    nav(page, "Weights")  # the newest run's weights and gradients, played back epoch by epoch
+    expect(page.get_by_text("No dead or exploding layer").first).to_be_visible(timeout=60_000)
+    expect(page.locator(".js-plotly-plot").nth(1)).to_be_visible(timeout=30_000)
+    expect(page.locator("text.slider-label", has_text="epoch").first).to_have_text("epoch 0")
+    page.locator(".updatemenu-button", has_text="Play").first.click()
+    expect(page.locator("text.slider-label", has_text="epoch").first).to_have_text("epoch 3", timeout=15_000)
+    page.locator(".js-plotly-plot").nth(1).scroll_into_view_if_needed()
+    page.screenshot(path=str(SHOTS / "9-weights-over-time.png"))
