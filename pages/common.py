@@ -7,6 +7,7 @@ from pathlib import Path
 
 import streamlit as st
 
+from core import i18n
 from core.access import check_data_path, data_roots
 from core.config import TrainConfig
 from core.data_source import SPLIT_FILES, MnistFolder, load_arrays, validate_mnist_dir
@@ -45,28 +46,82 @@ def live_poll_interval() -> float:
     return next((s for s in POLL_STEPS_S if s >= wanted), POLL_STEPS_S[-1])
 
 
-# (file, title, icon, url path); app.py builds st.navigation from this list.
+# (file, icon, url path); the title is t("nav.<url path>"). app.py builds st.navigation from this list.
 PAGES = [
-    ("pages/data.py", "Data", "🔢", "data"),
-    ("pages/configure.py", "Configure", "⚙️", "configure"),
-    ("pages/train.py", "Train", "🏋️", "train"),
-    ("pages/evaluate.py", "Evaluate", "📊", "evaluate"),
-    ("pages/draw.py", "Draw & predict", "✏️", "draw"),
-    ("pages/compare.py", "Compare", "⚖️", "compare"),
-    ("pages/weights.py", "Weights", "📈", "weights"),
-    ("pages/runs.py", "Runs", "🗂️", "runs"),
+    ("pages/data.py", "🔢", "data"),
+    ("pages/configure.py", "⚙️", "configure"),
+    ("pages/train.py", "🏋️", "train"),
+    ("pages/evaluate.py", "📊", "evaluate"),
+    ("pages/draw.py", "✏️", "draw"),
+    ("pages/compare.py", "⚖️", "compare"),
+    ("pages/weights.py", "📈", "weights"),
+    ("pages/runs.py", "🗂️", "runs"),
 ]
 DEFAULT_PAGE = "pages/train.py"
+LANG_PARAM = "lang"  # the URL query parameter that remembers the language
+_outside_script_lang = i18n.DEFAULT
+
+
+def language() -> str:
+    """This session's UI language. A link's ?lang= wins when it is new to the session; the sidebar switch
+    changes it; the URL always carries it (except for the default), so a shared link keeps it."""
+    global _outside_script_lang
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+    if get_script_run_ctx(suppress_warning=True) is None:
+        # Only AppTest calls a widget's format_func outside a script run (to find the option it shows):
+        # answer in the language of the last run, as the server did when it drew that option.
+        return _outside_script_lang
+    url = st.query_params.get(LANG_PARAM)
+    if url is not None and url != st.session_state.get("_lang_url"):
+        st.session_state["_lang_url"] = url
+        if url in i18n.LANGUAGES:
+            st.session_state["lang"] = url
+        else:
+            st.session_state["_lang_bad"] = url
+    lang = st.session_state.setdefault("lang", i18n.DEFAULT)
+    if lang != i18n.DEFAULT and st.query_params.get(LANG_PARAM) != lang:
+        st.query_params[LANG_PARAM] = lang
+        st.session_state["_lang_url"] = lang
+    elif lang == i18n.DEFAULT and LANG_PARAM in st.query_params:
+        del st.query_params[LANG_PARAM]
+        st.session_state["_lang_url"] = None
+    _outside_script_lang = lang
+    return lang
+
+
+def t(key: str, /, **values) -> str:
+    """The UI text for key in this session's language (core/locales/<lang>.toml)."""
+    return i18n.text(language(), key, **values)
+
+
+def page_title(url: str) -> str:
+    return t(f"nav.{url}")
+
+
+def _switch_language() -> None:
+    st.session_state["lang"] = st.session_state["lang_choice"]
+
+
+def language_switch() -> None:
+    """The sidebar's language selector; warns once about an unknown ?lang= in a link."""
+    lang = language()
+    bad = st.session_state.pop("_lang_bad", None)
+    if bad is not None:
+        st.warning(t("common.bad_lang", value=bad, choices=", ".join(i18n.LANGUAGES)))
+    st.session_state["lang_choice"] = lang
+    st.selectbox("🌐 " + t("common.language"), list(i18n.LANGUAGES), key="lang_choice",
+                 format_func=i18n.LANGUAGES.get, on_change=_switch_language)
 
 
 def render_sidebar(live_status: bool = True) -> None:
     """Page links and the active run's status (live_status=False: drawn once; the Train page shows it live)."""
     with st.sidebar:
-        st.markdown("### 🧠 MindSpore Training Studio")
-        for path, title, icon, _ in PAGES:
-            st.page_link(path, label=title, icon=icon)
+        st.markdown("### 🧠 " + t("common.app_name"))
+        for path, icon, url in PAGES:
+            st.page_link(path, label=page_title(url), icon=icon)
         st.divider()
         sidebar_status(live_status)
+        language_switch()
 
 
 @st.cache_data(max_entries=4)
@@ -145,16 +200,25 @@ def fmt_duration(seconds: float | None) -> str:
     return f"{s // 3600}:{s // 60 % 60:02d}:{s % 60:02d}" if s >= 3600 else f"{s // 60}:{s % 60:02d}"
 
 
+def status_word(status: str) -> str:
+    return t(f"status.{status}")
+
+
+def label(value: str) -> str:
+    """A config value's display name (network, style, mode, optimizer, loss, amp level)."""
+    return t(f"labels.{value}")
+
+
 def run_label(run: Run) -> str:
-    acc = f" · val acc {run.best_val_acc:.2%}" if run.best_val_acc is not None else ""
-    return f"{STATUS_ICONS.get(run.status, '')} {run.name} ({run.config.network}, {run.status}{acc})"
+    acc = t("common.val_acc_suffix", acc=run.best_val_acc) if run.best_val_acc is not None else ""
+    return f"{STATUS_ICONS.get(run.status, '')} {run.name} ({run.config.network}, {status_word(run.status)}{acc})"
 
 
 def pick_trained_run(label: str, key: str) -> Run:
     """A selectbox of finished runs that have a checkpoint; stops the page with a hint when there is none."""
     runs = [r for r in get_store().list_runs() if r.checkpoint and r.status not in ACTIVE]
     if not runs:
-        st.info("No trained model yet: train one on **Train** (or upload a checkpoint on **Runs**).")
+        st.info(t("common.no_trained_model"))
         st.stop()
     return st.selectbox(label, runs, format_func=run_label, key=key)
 
@@ -168,15 +232,16 @@ def sidebar_status(live: bool = True) -> None:
     def status():
         run = store.active_run()
         if run is None:
-            st.caption("No run is training.")
+            st.caption(t("common.no_run_training"))
             if active is not None:  # it just ended: refresh the whole page once to stop polling
                 st.rerun()
             return
         st.markdown(f"**{STATUS_ICONS.get(run.status, '')} {run.name}**")
         frac = run.step / run.total_steps if run.total_steps else 0.0
-        st.progress(min(frac, 1.0), text=f"{run.status} · epoch {run.epoch}/{run.config.epochs} · "
-                                         f"ETA {fmt_duration(run.eta)}")
+        st.progress(min(frac, 1.0), text=t("common.sidebar_progress", status=status_word(run.status),
+                                                    epoch=run.epoch, epochs=run.config.epochs,
+                                                    eta=fmt_duration(run.eta)))
 
     status()
-    st.caption(f"Run store: `{store.root}`")
+    st.caption(t("common.run_store", path=store.root))
 

@@ -11,6 +11,7 @@ import time
 import streamlit as st
 
 from core.access import PASSWORD_ENV, is_loopback, password_matches
+from pages.common import t
 
 FAILED_WAIT_S = 1.0  # slows password guessing
 
@@ -34,22 +35,20 @@ def require_access() -> None:
     password = configured_password()
     if password is None:
         if server_exposed():
-            st.error(f"This server listens on `{st.get_option('server.address') or 'every interface'}`, so "
-                     "other machines can reach it, but no password is set. Whoever runs it: set the "
-                     f"`{PASSWORD_ENV}` environment variable (or `password` in `.streamlit/secrets.toml`) "
-                     "and restart it, or serve on 127.0.0.1 only.")
+            st.error(t("gate.exposed", address=st.get_option("server.address") or t("gate.every_interface"),
+                       env=PASSWORD_ENV))
             st.stop()
         return
     if st.session_state.get("_access") == "granted":
         return
-    st.title("🧠 MindSpore Training Studio")
+    st.title("🧠 " + t("common.app_name"))
     with st.form("login"):
-        given = st.text_input("Password", type="password", key="login_password")
-        submitted = st.form_submit_button("Enter")
+        given = st.text_input(t("gate.password"), type="password", key="login_password")
+        submitted = st.form_submit_button(t("gate.enter"))
     if submitted:
         if password_matches(given, password):
             st.session_state["_access"] = "granted"
             st.rerun()
         time.sleep(FAILED_WAIT_S)
-        st.error("Wrong password. Ask whoever runs this server for the team's password.")
+        st.error(t("gate.wrong"))
     st.stop()

@@ -6,6 +6,7 @@ import numpy as np
 import streamlit as st
 
 from core import model_service
+from pages.common import t
 
 
 def _unit(a: np.ndarray) -> np.ndarray:
@@ -22,23 +23,22 @@ def saliency_overlay(image: np.ndarray, saliency: np.ndarray) -> np.ndarray:
 def render_inside(checkpoint: str, image: np.ndarray, key: str) -> None:
     """The whole view for one uint8 (28, 28) image."""
     r = model_service.inspect(checkpoint, image)
-    st.markdown(f"**Predicted {r.predicted}** ({r.probs[r.predicted]:.1%}). Saliency: how much each pixel "
-                "moves the predicted class's score (the gradient of the score with respect to the input).")
+    st.markdown(t("inside.intro", digit=r.predicted, p=r.probs[r.predicted]))
     a, b = st.columns([1, 3])
-    a.image(saliency_overlay(image, r.saliency), width=168, caption="saliency (red) on the input")
+    a.image(saliency_overlay(image, r.saliency), width=168, caption=t("inside.saliency"))
     shown = [(name, out) for name, out in r.layers if "ReLU" in name or "MaxPool" in name]
     with b:
         for name, out in shown:
             if out.ndim == 3:  # conv feature maps: one image per channel
-                st.caption(f"{name}: {out.shape[0]} maps of {out.shape[1]}×{out.shape[2]}")
+                st.caption(t("inside.maps", name=name, n=out.shape[0], h=out.shape[1], w=out.shape[2]))
                 st.image([_unit(m) for m in out], width=56 if out.shape[1] >= 14 else 40)
             else:              # hidden units as a strip, the strongest first
                 order = np.argsort(out)[::-1]
-                st.caption(f"{name}: {out.size} units, {int((out > 0).sum())} active; strongest: "
-                           f"{', '.join(f'#{i} {out[i]:.2f}' for i in order[:5])}")
+                st.caption(t("inside.units", name=name, n=out.size, active=int((out > 0).sum()),
+                             strongest=", ".join(f"#{i} {out[i]:.2f}" for i in order[:5])))
                 side = int(np.ceil(np.sqrt(out.size)))
                 grid = np.zeros(side * side, np.float32)
                 grid[:out.size] = _unit(out)
                 st.image(grid.reshape(side, side), width=168, clamp=True)
-    st.caption(f"First-layer filters ({r.filters.shape[0]} shown, {r.filters.shape[1]}×{r.filters.shape[2]})")
+    st.caption(t("inside.filters", n=r.filters.shape[0], h=r.filters.shape[1], w=r.filters.shape[2]))
     st.image([_unit(f) for f in r.filters], width=56)

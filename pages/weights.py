@@ -9,22 +9,22 @@ import streamlit as st
 from plotly.subplots import make_subplots
 
 from core.layer_stats import diagnose, histograms, over_time
-from pages.common import SIDEBAR_POLL_S, ensure_frame, get_store, run_label
+from pages.common import SIDEBAR_POLL_S, ensure_frame, get_store, run_label, t
 
 ensure_frame()
-st.title("📈 Weights over time")
+st.title("📈 " + t("weights.title"))
 store = get_store()
 runs = [r for r in store.list_runs() if r.source != "upload"]
 if not runs:
-    st.info("No runs yet: train one on **Train**. Every epoch records each layer's weights and gradients.")
+    st.info(t("weights.no_runs"))
     st.stop()
 by_id = {r.id: r for r in runs}
 default = st.session_state.get("run_id")
 ids = list(by_id)
-run_id = st.selectbox("Run", ids, index=ids.index(default) if default in ids else 0, key="weights_run",
+run_id = st.selectbox(t("train.run"), ids, index=ids.index(default) if default in ids else 0, key="weights_run",
                       format_func=lambda i: run_label(by_id[i]))
-kind = st.radio("Show", ("weight", "grad"), horizontal=True, key="weights_kind",
-                format_func={"weight": "weights", "grad": "gradients (each epoch's last batch)"}.get)
+kind = st.radio(t("weights.show"), ("weight", "grad"), horizontal=True, key="weights_kind",
+                format_func=lambda k: t(f"weights.kind_{k}"))
 
 
 def playback(frames: dict[str, dict], epochs: list[int]) -> go.Figure:
@@ -60,11 +60,11 @@ def playback(frames: dict[str, dict], epochs: list[int]) -> go.Figure:
         height=230 * rows + 120, margin=dict(l=10, r=10, t=40, b=10), bargap=0,
         updatemenus=[{"type": "buttons", "showactive": False, "direction": "left", "x": 0, "y": -0.02 * rows, "xanchor": "left",
                       "yanchor": "top", "buttons": [
-                          {"label": "▶ Play", "method": "animate",
+                          {"label": "▶ " + t("weights.play"), "method": "animate",
                            "args": [None, {"frame": {"duration": 700, "redraw": True}, "fromcurrent": True}]},
-                          {"label": "⏸ Pause", "method": "animate",
+                          {"label": "⏸ " + t("train.pause"), "method": "animate",
                            "args": [[None], {"frame": {"duration": 0}, "mode": "immediate"}]}]}],
-        sliders=[{"steps": step, "currentvalue": {"prefix": "epoch "}, "x": 0.15, "len": 0.85,
+        sliders=[{"steps": step, "currentvalue": {"prefix": t("train.epoch") + " "}, "x": 0.15, "len": 0.85,
                   "y": -0.02 * rows, "yanchor": "top"}])
     return fig
 
@@ -72,33 +72,35 @@ def playback(frames: dict[str, dict], epochs: list[int]) -> go.Figure:
 def render(run_id: str) -> None:
     stats = store.layer_stats(run_id)
     if not stats:
-        st.info("This run has no layer statistics yet: they are recorded at the end of every epoch "
-                "(runs made before this feature have none).")
+        st.info(t("weights.none_yet"))
         return
     notes = diagnose(stats)
     for note in notes:
         st.warning(note)
     if not notes and any(s.kind == "grad" for s in stats):
-        st.success("No dead or exploding layer: every gradient is finite and none vanished or blew up.")
+        st.success(t("weights.healthy"))
     rows = pd.DataFrame(over_time(stats, kind))
     if rows.empty:
-        st.caption("Gradients are recorded from epoch 1 on; this run has not finished an epoch yet.")
+        st.caption(t("weights.no_grads_yet"))
         return
     measure = "std" if kind == "weight" else "norm"
     long = rows.melt(id_vars=["epoch", "param"], value_vars=["mean", measure], var_name="statistic")
-    fig = px.line(long, x="epoch", y="value", color="param", facet_col="statistic", markers=True)
+    long["statistic"] = long["statistic"].map(lambda k: t(f"weights.stat_{k}"))
+    fig = px.line(long, x="epoch", y="value", color="param", facet_col="statistic", markers=True,
+                  labels={"epoch": t("train.epoch"), "value": "", "param": t("weights.param"), "statistic": ""})
     fig.update_yaxes(matches=None, showticklabels=True)
     fig.update_xaxes(dtick=1)
     fig.update_layout(height=340, margin=dict(l=10, r=10, t=30, b=10))
     st.plotly_chart(fig, width="stretch", key="weights_curves")
-    st.caption("Epoch 0 is the initialisation. A layer whose gradient norm falls to ~0 has stopped learning; one "
-               "whose norm keeps growing is exploding.")
+    st.caption(t("weights.curves_caption"))
     frames = histograms(stats, kind)
     epochs = sorted({s.epoch for s in stats if s.kind == kind})
-    st.subheader("Histograms, epoch by epoch")
+    st.subheader(t("weights.histograms"))
     st.plotly_chart(playback(frames, epochs), width="stretch", key="weights_playback")
-    with st.expander("Numbers"):
-        st.dataframe(rows, hide_index=True, width="stretch")
+    with st.expander(t("weights.numbers")):
+        st.dataframe(rows.rename(columns=lambda c: t(f"weights.stat_{c}") if c not in ("epoch", "param")
+                                 else t("train.epoch") if c == "epoch" else t("weights.param")),
+                     hide_index=True, width="stretch")
 
 
 live = by_id[run_id].active

@@ -115,3 +115,17 @@ def test_train_live_reload_second_browser_evaluate_and_draw(server, browser):
     expect(page.locator("text.slider-label", has_text="epoch").first).to_have_text("epoch 3", timeout=15_000)
     page.locator(".js-plotly-plot").nth(1).scroll_into_view_if_needed()
     page.screenshot(path=str(SHOTS / "9-weights-over-time.png"))
+
+    # The sidebar's language switch: the whole UI in Simplified Chinese, remembered in the URL across pages
+    # and a reload.
+    page.locator('[data-testid="stSidebar"] [data-testid="stSelectbox"]').last.click()
+    page.get_by_role("option", name="简体中文").click()
+    expect(page.get_by_text("没有死亡或爆炸的层").first).to_be_visible(timeout=30_000)
+    assert "lang=zh" in page.url, page.url
+    nav(page, "训练")
+    expect(page.get_by_role("button", name="开始训练")).to_be_visible(timeout=30_000)
+    page.reload()
+    expect(page.get_by_role("button", name="开始训练")).to_be_visible(timeout=60_000)
+    expect(page.get_by_text("已完成").first).to_be_visible()
+    assert "lang=zh" in page.url, page.url
+    shot(page, "10-chinese")

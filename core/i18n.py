@@ -1,0 +1,49 @@
+"""The UI's words in each language: one catalogue per language in core/locales/<lang>.toml.
+
+Keys are "<section>.<name>" (a section per page); values are str.format templates. Pages never hold a
+user-facing string of their own: they call pages.common.t(key, **values). Messages made by core (config
+errors, run logs) stay in English: the command line and the logs share them.
+"""
+from __future__ import annotations
+
+import string
+import tomllib
+from functools import lru_cache
+from pathlib import Path
+
+LANGUAGES = {"en": "English", "zh": "简体中文"}
+DEFAULT = "en"
+LOCALES = Path(__file__).with_name("locales")
+
+
+def _flatten(table: dict, prefix: str = "") -> dict[str, str]:
+    out = {}
+    for k, v in table.items():
+        if isinstance(v, dict):
+            out.update(_flatten(v, f"{prefix}{k}."))
+        else:
+            out[f"{prefix}{k}"] = v
+    return out
+
+
+@lru_cache(maxsize=None)
+def catalogue(lang: str) -> dict[str, str]:
+    if lang not in LANGUAGES:
+        raise ValueError(f"no catalogue for language {lang!r}; choose one of {', '.join(LANGUAGES)}")
+    with open(LOCALES / f"{lang}.toml", "rb") as f:
+        return _flatten(tomllib.load(f))
+
+
+def placeholders(template: str) -> set[str]:
+    return {name for _, name, _, _ in string.Formatter().parse(template) if name}
+
+
+def text(lang: str, key: str, /, **values) -> str:
+    """The key's text in lang, formatted with values. A key missing from a catalogue is a bug (the tests
+    catch it); at run time it falls back to English, then to the key itself, rather than break a page."""
+    template = catalogue(lang).get(key) or catalogue(DEFAULT).get(key) or key
+    return template.format(**values) if values else template
+
+
+def language_or_default(value: str | None) -> str:
+    return value if value in LANGUAGES else DEFAULT

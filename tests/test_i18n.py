@@ -1,0 +1,134 @@
+"""The UI in English and Simplified Chinese: complete catalogues, no text left in the pages, and the switch."""
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+from core import i18n
+from core.config import AMP_LEVELS, LOSSES, MODES, NETWORKS, OPTIMIZERS, STYLES
+from core.data_source import PROJECT_ROOT
+from core.store import ACTIVE, FINISHED
+from pages.common import PAGES
+from streamlit.testing.v1 import AppTest
+from tests.apptest import APP, page, store, trained_ckpt, with_run  # noqa: F401
+
+UI_FILES = sorted((PROJECT_ROOT / "pages").glob("*.py")) + [PROJECT_ROOT / "app.py"]
+CJK = re.compile(r"[\u4e00-\u9fff]")
+# Streamlit arguments that people read; everything else (keys, formats, types) is for the program.
+READ_BY_PEOPLE = {"label", "help", "placeholder", "caption", "text", "body", "title", "page_title"}
+PLOT_TEXT = {"name", "xaxis_title", "yaxis_title", "title_text", "hovertemplate"}
+
+
+def test_every_key_is_in_every_language_with_the_same_placeholders():
+    en = i18n.catalogue("en")
+    for lang in i18n.LANGUAGES:
+        cat = i18n.catalogue(lang)
+        assert set(cat) == set(en), (lang, sorted(set(en) ^ set(cat)))
+        for key, template in cat.items():
+            assert template.strip(), (lang, key)
+            assert i18n.placeholders(template) == i18n.placeholders(en[key]), (lang, key)
+    zh = i18n.catalogue("zh")
+    untranslated = [k for k in zh if not k.startswith(("labels.", "runs.format_")) and zh[k] == en[k]
+                    and re.search(r"[a-z]{3}", en[k])]
+    assert untranslated == [], untranslated  # copies of English text are missing translations
+    assert all(CJK.search(zh[f"nav.{url}"]) for _, _, url in PAGES)
+
+
+def _used_keys() -> tuple[set[str], set[str]]:
+    """Keys the UI asks for: literal t("...") calls, and the prefixes of computed ones (t(f"x.{...}"))."""
+    literal, prefixes = set(), set()
+    for path in UI_FILES:
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "t" and node.args:
+                arg = node.args[0]
+                if isinstance(arg, ast.Constant):
+                    literal.add(arg.value)
+                elif isinstance(arg, ast.JoinedStr) and isinstance(arg.values[0], ast.Constant):
+                    prefixes.add(arg.values[0].value)
+                elif isinstance(arg, ast.BinOp) and isinstance(arg.left, ast.Constant):
+                    prefixes.add(arg.left.value)
+    return literal, prefixes
+
+
+def test_every_key_the_pages_use_exists_and_computed_keys_cover_their_values():
+    en = i18n.catalogue("en")
+    literal, prefixes = _used_keys()
+    assert literal and not literal - set(en), sorted(literal - set(en))
+    assert all(any(k.startswith(p) for k in en) for p in prefixes), prefixes
+    computed = {f"labels.{v}" for v in (*NETWORKS, *STYLES, *MODES, *OPTIMIZERS, *LOSSES, *AMP_LEVELS)}
+    computed |= {f"status.{s}" for s in (*ACTIVE, *FINISHED)}
+    assert not computed - set(en), sorted(computed - set(en))
+
+
+def _literal_text(node) -> str | None:
+    """Human text written directly into a call argument (a string or f-string with letters)."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        text = node.value
+    elif isinstance(node, ast.JoinedStr):
+        text = "".join(v.value for v in node.values if isinstance(v, ast.Constant))
+    else:
+        return None
+    return text if re.search(r"[A-Za-z]{2}", text) else None
+
+
+def test_no_page_writes_text_of_its_own():
+    """Every string a person reads comes from a catalogue: no st.* call gets literal English."""
+    found = []
+    for path in UI_FILES:
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not isinstance(node, ast.Call):
+                continue
+            name = ast.unparse(node.func)
+            if re.match(r"(fig|go|px)\.", name):  # plotly: titles, trace names, axis titles
+                args = [k.value for k in node.keywords if k.arg in READ_BY_PEOPLE | PLOT_TEXT]
+            elif re.match(r"(st|col|left|right|mid|a|b|c|m\[\d\]|cols\[-1\]|notice|slots\[name\])\.", name):
+                if re.search(r"\.(session_state|query_params|secrets)\.|\.get_option$", name):
+                    continue  # state and settings, not text
+                args = [] if name.endswith((".fragment", ".form", ".columns", ".switch_page", ".page_link", ".Page")) \
+                    else node.args[:1]
+                args += [k.value for k in node.keywords if k.arg in READ_BY_PEOPLE]
+            else:
+                continue
+            for arg in args:
+                text = _literal_text(arg)
+                if text:
+                    found.append(f"{path.name}:{node.lineno} {name}({text!r})")
+    assert found == [], "\n".join(found)
+
+
+@pytest.mark.parametrize("url", ["data", "configure", "train", "evaluate", "draw", "compare", "weights", "runs"])
+def test_every_page_speaks_chinese_when_the_link_says_so(with_run, url):  # noqa: F811
+    at = page(url, {"lang": "zh"})
+    assert not at.exception, [e.value for e in at.exception]
+    title = at.title[0].value
+    assert CJK.search(title), title
+    assert "zh" in str(at.query_params.get("lang"))  # still in the URL after moving to the page
+
+
+def test_the_sidebar_switch_changes_the_language_and_the_link(store):  # noqa: F811
+    at = AppTest.from_file(APP, default_timeout=60).run()  # the Train page, with its sidebar
+    assert at.title[0].value.endswith("Train") and "lang" not in at.query_params
+    at.selectbox(key="lang_choice").set_value("zh").run()
+    assert not at.exception
+    assert at.title[0].value.endswith(i18n.text("zh", "nav.train"))
+    assert at.info[0].value == i18n.text("zh", "train.no_runs")
+    assert "zh" in str(at.query_params.get("lang"))  # remembered in the URL
+    # (AppTest leaves the sidebar out of reruns, so each check below starts from a fresh first run)
+    shared = AppTest.from_file(APP, default_timeout=60)  # a shared link with ?lang=zh: the sidebar too
+    shared.query_params["lang"] = "zh"
+    shared.run()
+    assert [link.label for link in shared.sidebar.get("page_link")] == [
+        i18n.text("zh", f"nav.{url}") for _, _, url in PAGES]
+    assert shared.selectbox(key="lang_choice").value == "zh"
+    shared.selectbox(key="lang_choice").set_value("en").run()
+    assert shared.title[0].value.endswith("Train") and "lang" not in shared.query_params
+
+
+def test_an_unknown_language_in_the_link_is_explained(store):  # noqa: F811
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.query_params["lang"] = "fr"
+    at.run()
+    assert not at.exception
+    assert any("“fr”" in w.value and "zh" in w.value for w in at.warning)
+    assert at.title[0].value.endswith("Train")
