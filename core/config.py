@@ -28,6 +28,7 @@ LABELS = {
 
 MAX_BATCH = 4096
 MAX_EPOCHS = 1000
+MAX_WORKERS = 64
 
 
 class ConfigError(ValueError):
@@ -57,6 +58,9 @@ class TrainConfig:
     patience: int = 3
     num_parallel_workers: int = 1
     amp_level: str = "O0"
+    # Data-parallel worker processes (msrun). batch_size stays the global batch: each worker takes
+    # batch_size / workers samples per step and gradients are averaged, so 1 or N workers train alike.
+    workers: int = 1
     data_dir: str | None = None  # None: the bundled 5,000 images
 
     def errors(self) -> dict[str, str]:
@@ -85,6 +89,10 @@ class TrainConfig:
         number("val_fraction", 0, 0.5)
         number("patience", 1, 100, integer=True)
         number("num_parallel_workers", 1, 8, integer=True)
+        number("workers", 1, MAX_WORKERS, integer=True)
+        if "workers" not in e and "batch_size" not in e and self.batch_size % self.workers:
+            e["batch_size"] = (f"{self.batch_size} does not split evenly over {self.workers} workers: choose a "
+                               f"multiple of {self.workers} (each worker takes batch size / workers per step)")
         if not isinstance(self.augment, bool):
             e["augment"] = f"must be true or false, got {self.augment!r}"
         if not isinstance(self.early_stopping, bool):
@@ -120,6 +128,11 @@ class TrainConfig:
 
     def with_(self, **changes) -> "TrainConfig":
         return replace(self, **changes)
+
+    @property
+    def worker_batch(self) -> int:
+        """Samples per step on each data-parallel worker."""
+        return self.batch_size // max(self.workers, 1)
 
 
 def parse_fields(values: dict[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:

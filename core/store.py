@@ -49,6 +49,11 @@ CREATE TABLE IF NOT EXISTS logs (
     id INTEGER PRIMARY KEY AUTOINCREMENT, run_id TEXT NOT NULL, t REAL NOT NULL, message TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS logs_run ON logs (run_id, id);
+CREATE TABLE IF NOT EXISTS workers (
+    run_id TEXT NOT NULL, rank INTEGER NOT NULL, host TEXT NOT NULL DEFAULT '', pid INTEGER,
+    state TEXT NOT NULL DEFAULT 'starting', step INTEGER NOT NULL DEFAULT 0, epoch INTEGER NOT NULL DEFAULT 0,
+    heartbeat REAL, message TEXT NOT NULL DEFAULT '', weights_sha256 TEXT, PRIMARY KEY (run_id, rank)
+);
 CREATE TABLE IF NOT EXISTS layer_stats (
     run_id TEXT NOT NULL, epoch INTEGER NOT NULL, param TEXT NOT NULL, kind TEXT NOT NULL, mean REAL, std REAL,
     min REAL, max REAL, norm REAL, zeros REAL, hist TEXT NOT NULL, PRIMARY KEY (run_id, epoch, param, kind)
@@ -229,12 +234,13 @@ class RunStore:
         if run.active:
             raise RunBusy(f"Run '{run.name}' is still {run.status}: stop it before deleting it.")
         with self._tx() as db:
-            for table in ("steps", "epochs", "logs", "layer_stats"):
+            for table in ("steps", "epochs", "logs", "layer_stats", "workers"):
                 db.execute(f"DELETE FROM {table} WHERE run_id = ?", (run_id,))
             db.execute("DELETE FROM runs WHERE id = ?", (run_id,))
         shutil.rmtree(self.checkpoint_path(run_id).parent, ignore_errors=True)
         shutil.rmtree(self.export_dir(run_id), ignore_errors=True)
         self.log_path(run_id).unlink(missing_ok=True)
+        shutil.rmtree(self.logs_dir / run_id, ignore_errors=True)  # data-parallel workers' logs
 
     def checkpoint_path(self, run_id: str) -> Path:
         return self.checkpoints / check_run_id(run_id) / "model.ckpt"
@@ -334,6 +340,23 @@ class RunStore:
             out.append(LayerStat(r["epoch"], r["param"], r["kind"], **nums, hist_edges=tuple(hist["edges"]),
                                  hist_counts=tuple(hist["counts"])))
         return out
+
+    def set_worker(self, run_id: str, rank: int, **fields) -> None:
+        """Create or update one data-parallel worker's row (state, step, epoch, pid, host, message)."""
+        fields["heartbeat"] = time.time()
+        with self._connect() as db:
+            db.execute("INSERT OR IGNORE INTO workers (run_id, rank) VALUES (?, ?)", (run_id, rank))
+            cols = ", ".join(f"{k} = ?" for k in fields)
+            db.execute(f"UPDATE workers SET {cols} WHERE run_id = ? AND rank = ?", (*fields.values(), run_id, rank))
+
+    def workers(self, run_id: str) -> list[dict]:
+        with self._connect() as db:
+            rows = db.execute("SELECT * FROM workers WHERE run_id = ? ORDER BY rank", (run_id,)).fetchall()
+        return [dict(r) for r in rows]
+
+    def clear_workers(self, run_id: str) -> None:
+        with self._connect() as db:
+            db.execute("DELETE FROM workers WHERE run_id = ?", (run_id,))
 
     def log(self, run_id: str, message: str) -> None:
         with self._connect() as db:

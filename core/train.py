@@ -35,6 +35,17 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--name", default=None, help="a name for the run in the dashboard")
     ap.add_argument("--store", default=None, help="run store folder (default: $STUDIO_DATA_DIR or ./runs)")
     ap.add_argument("--out", default=None, help="also copy the final checkpoint here (.ckpt)")
+    dist = ap.add_argument_group("several hosts (data-parallel with --workers N; see the README)")
+    dist.add_argument("--local-workers", type=int, default=None, metavar="N",
+                      help="workers to start on this host (default: all of --workers)")
+    dist.add_argument("--master-addr", default="127.0.0.1", metavar="HOST",
+                      help="the scheduler's address: host 0's (default 127.0.0.1)")
+    dist.add_argument("--master-port", type=int, default=None, metavar="PORT",
+                      help="the scheduler's port (default: a free one; required with several hosts)")
+    dist.add_argument("--node-rank", type=int, default=0, metavar="K",
+                      help="this host's number: 0 runs the scheduler and records the run (default 0)")
+    dist.add_argument("--cluster-timeout", type=int, default=60, metavar="S",
+                      help="seconds workers wait for each other, at start and when one is lost (default 60)")
     ap.add_argument("--resume", default=None, metavar="RUN_ID",
                     help="continue a stopped, failed or interrupted run from its last checkpoint "
                          "(its own config is used; other options are ignored)")
@@ -91,6 +102,12 @@ def main(argv: list[str] | None = None) -> int:
         for k, msg in e.errors.items():
             print(f"error: --{k.replace('_', '-')}: {msg}", file=sys.stderr)
         return 2
+    cluster = cluster_from_args(args)
+    problems = cluster.errors(config.workers) if config.workers > 1 else {}
+    for k, msg in problems.items():
+        print(f"error: --{k.replace('_', '-')}: {msg}", file=sys.stderr)
+    if problems:
+        return 2
     from core.data_source import validate_mnist_dir
     from core.idx import DataError
     from core.store import RunBusy, RunStore
@@ -107,7 +124,10 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     prepare_process(config.network)
     print(f"run {run_id} in {store.root} (watch it live in the dashboard)")
-    return _execute(store, run_id, args.out)
+    if config.workers > 1:
+        print(f"{config.workers} data-parallel workers · global batch {config.batch_size} = {config.workers} × "
+              f"{config.worker_batch} per worker · worker logs in {store.logs_dir / run_id}")
+    return _execute(store, run_id, args.out, cluster)
 
 
 def _resume(args: argparse.Namespace) -> int:
@@ -120,13 +140,19 @@ def _resume(args: argparse.Namespace) -> int:
         return 2
     prepare_process(run.config.network)
     print(f"resuming run {run.id} ({run.name}) in {store.root}")
-    return _execute(store, run.id, args.out)
+    return _execute(store, run.id, args.out, cluster_from_args(args))
 
 
-def _execute(store, run_id: str, out: str | None) -> int:
+def cluster_from_args(args: argparse.Namespace):
+    from core.distributed import ClusterSpec
+    return ClusterSpec(local_workers=args.local_workers, master_addr=args.master_addr, master_port=args.master_port,
+                       node_rank=args.node_rank, cluster_timeout_s=args.cluster_timeout)
+
+
+def _execute(store, run_id: str, out: str | None, cluster=None) -> int:
     from core.execute import execute
     try:
-        status = execute(store, run_id, echo=ProgressBar())
+        status = execute(store, run_id, echo=ProgressBar(), cluster=cluster)
     except Exception as e:
         print(f"\nerror: {e}", file=sys.stderr)
         return 1

@@ -61,7 +61,17 @@ class NetWithLoss(nn.WithLossCell):
 
 
 class TrainStep(nn.TrainOneStepCell):
-    """TrainOneStepCell for a (loss, logits) network: back-propagates the loss only."""
+    """TrainOneStepCell for a (loss, logits) network: back-propagates the loss only. Data-parallel (the
+    parallel context set): gradients are averaged over the workers by TrainOneStepCell's own reducer, and
+    the returned loss is the mean over all workers, so every worker takes the same decisions."""
+
+    def __init__(self, network, optimizer):
+        super().__init__(network, optimizer)
+        self.average_loss = bool(self.reducer_flag)
+        if self.average_loss:
+            from mindspore.communication import get_group_size
+            self.all_sum = ms.ops.AllReduce()
+            self.workers = float(get_group_size())
 
     def construct(self, data, label):
         loss, logits = self.network(data, label)
@@ -69,6 +79,8 @@ class TrainStep(nn.TrainOneStepCell):
         grads = self.grad(self.network, self.weights)(data, label, sens)
         grads = self.grad_reducer(grads)
         loss = ms.ops.depend(loss, self.optimizer(grads))
+        if self.average_loss:
+            loss = self.all_sum(loss) / self.workers
         return loss, logits
 
 
@@ -82,6 +94,8 @@ class TrainStepWithGrads(TrainStep):
         grads = self.grad(self.network, self.weights)(data, label, sens)
         grads = self.grad_reducer(grads)
         loss = ms.ops.depend(loss, self.optimizer(grads))
+        if self.average_loss:
+            loss = self.all_sum(loss) / self.workers
         return loss, logits, grads
 
 
@@ -100,8 +114,54 @@ class Stepper:
         return loss, logits, {n: g.asnumpy() for n, g in zip(self.names, grads)}
 
 
-def make_train_step(config: TrainConfig, net: nn.Cell, loss_fn: nn.Cell, optimizer: nn.Optimizer) -> Stepper:
-    """A Stepper that updates the weights in the configured style."""
+class AllSum(nn.Cell):
+    """Sum of a tensor over all data-parallel workers (every worker gets the result)."""
+
+    def __init__(self):
+        super().__init__()
+        self.op = ms.ops.AllReduce()
+
+    def construct(self, x):
+        return self.op(x)
+
+
+@dataclass
+class Parallel:
+    """This process's place in a data-parallel group (after mindspore.communication.init())."""
+    rank: int
+    size: int
+    all_sum: AllSum = field(default_factory=AllSum)
+
+    def sum(self, values: list[float]) -> list[float]:
+        return [float(v) for v in self.all_sum(ms.Tensor(np.asarray(values, np.float32))).asnumpy()]
+
+    def mean(self, x):
+        return self.all_sum(x) / self.size
+
+
+class CollectiveControl:
+    """Pause and stop decided together: every `every` steps (and at every poll while paused) the workers
+    add up their requests, so all of them pause, resume or stop at the same step. A worker that acted
+    alone would leave the others waiting in their next gradient all-reduce."""
+
+    def __init__(self, parallel: Parallel, local: Control, every: int = 10):
+        self.parallel, self.local, self.every = parallel, local, every
+        self.calls, self.pause, self.stop = 0, False, False
+
+    def paused(self) -> bool:
+        self.calls += 1
+        if self.pause or self.calls % self.every == 1 or self.every == 1:
+            stop, pause = self.parallel.sum([float(self.local.stop_requested()), float(self.local.paused())])
+            self.stop, self.pause = stop > 0, pause > 0 and not stop > 0
+        return self.pause
+
+    def stop_requested(self) -> bool:
+        return self.stop
+
+
+def make_train_step(config: TrainConfig, net: nn.Cell, loss_fn: nn.Cell, optimizer: nn.Optimizer,
+                    parallel: Parallel | None = None) -> Stepper:
+    """A Stepper that updates the weights in the configured style (data-parallel with parallel)."""
     names = [p.name for p in optimizer.parameters]
     if config.style == "cell":
         with_loss = NetWithLoss(net, loss_fn)
@@ -121,10 +181,18 @@ def make_train_step(config: TrainConfig, net: nn.Cell, loss_fn: nn.Cell, optimiz
         return loss_fn(logits, label), logits
 
     grad_fn = ms.value_and_grad(forward_fn, None, optimizer.parameters, has_aux=True)
+    reduce_grads = average_loss = None
+    if parallel is not None:  # data-parallel: average gradients (and report the mean loss) over the workers
+        reduce_grads = nn.DistributedGradReducer(optimizer.parameters, mean=True, degree=parallel.size)
+        average_loss = parallel.mean
 
     def train_step_with_grads(data, label):
         (loss, logits), grads = grad_fn(data, label)
+        if reduce_grads is not None:
+            grads = reduce_grads(grads)
         optimizer(grads)
+        if average_loss is not None:
+            loss = average_loss(loss)
         return loss, logits, grads
 
     def train_step(data, label):
@@ -187,16 +255,20 @@ def evaluate_batches(eval_net: nn.Cell, dataset) -> tuple[float, float, np.ndarr
 
 def train(config: TrainConfig, folder: MnistFolder, callback: Callback | None = None,
           control: Control | None = None, on_epoch_end: Callable[[nn.Cell, dict], None] | None = None,
-          resume: ResumeState | None = None) -> TrainResult:
+          resume: ResumeState | None = None, parallel: Parallel | None = None) -> TrainResult:
     """Train per config on folder's train split (minus a stratified validation part).
 
     on_epoch_end(net, epoch_metrics) runs after every epoch whose weights are sound (e.g. to checkpoint).
     With resume, training continues after resume.epoch from its weights. Momentum/Adam moments restart
     from zero, and the shuffle order of the remaining epochs differs from an uninterrupted run's.
+    With parallel (one of config.workers data-parallel processes), this process trains on its 1/workers
+    share of the training images with config.worker_batch samples per step; metrics are global.
     """
     config.validate()
     emit = callback or (lambda event: None)
     control = control or NoControl()
+    if parallel is not None:
+        control = CollectiveControl(parallel, control)
     set_mode(config.mode)
     ms.set_seed(config.seed)
     done_epochs = resume.epoch if resume else 0
@@ -204,10 +276,14 @@ def train(config: TrainConfig, folder: MnistFolder, callback: Callback | None = 
 
     labels = load_labels(folder, "train")
     train_idx, val_idx = stratified_split(labels, config.val_fraction)
-    if config.batch_size > len(train_idx):
-        raise ValueError(f"batch size {config.batch_size} is larger than the {len(train_idx)} training "
+    workers, batch = (parallel.size, config.worker_batch) if parallel else (1, config.batch_size)
+    if parallel is not None:  # an equal, class-balanced share per worker: every worker takes as many steps
+        share = len(train_idx) // workers
+        train_idx = np.asarray(train_idx)[parallel.rank::workers][:share]
+    if batch > len(train_idx):
+        raise ValueError(f"batch size {config.batch_size} is larger than the {len(train_idx) * workers} training "
                          "images: lower the batch size")
-    train_ds = create_dataset(folder, "train", train_idx, config.batch_size, shuffle=True,
+    train_ds = create_dataset(folder, "train", train_idx, batch, shuffle=True,
                               num_parallel_workers=config.num_parallel_workers, augment=config.augment)
     val_ds = (create_dataset(folder, "train", val_idx, max(config.batch_size, 256), shuffle=False,
                              num_parallel_workers=config.num_parallel_workers) if len(val_idx) else None)
@@ -221,7 +297,7 @@ def train(config: TrainConfig, folder: MnistFolder, callback: Callback | None = 
         restore(net, resume.weights)
     loss_fn = build_loss(config.loss)
     optimizer = build_optimizer(config, net.trainable_params())
-    train_step = make_train_step(config, net, loss_fn, optimizer)
+    train_step = make_train_step(config, net, loss_fn, optimizer, parallel)
     eval_net = NetWithLoss(net, loss_fn)
 
     result = TrainResult("completed", net)
@@ -242,8 +318,10 @@ def train(config: TrainConfig, folder: MnistFolder, callback: Callback | None = 
     step = resume.step if resume else 0
     first_step = step + 1
     emit({"kind": "log", "message": f"{config.network} · {config.style} style · {config.mode} mode · "
-                                    f"{len(train_idx)} train / {len(val_idx)} validation images · "
-                                    f"{steps_per_epoch} steps per epoch"})
+                                    f"{len(train_idx) * workers} train / {len(val_idx)} validation images · "
+                                    f"{steps_per_epoch} steps per epoch"
+                                    + (f" · {workers} workers × {batch} samples per step (global batch "
+                                       f"{batch * workers})" if parallel else "")})
     if resume is not None:
         emit({"kind": "log", "message": f"resuming after epoch {done_epochs} (step {step}) from its checkpoint"})
     probe = getattr(train_step, "with_grads", None)  # absent when a test substitutes a bare step
@@ -269,7 +347,7 @@ def train(config: TrainConfig, folder: MnistFolder, callback: Callback | None = 
                 loss, logits = train_step(data, label)
             loss_value = float(loss.asnumpy())  # also synchronises the device
             dt = time.monotonic() - t0
-            b = int(label.shape[0])
+            b = int(label.shape[0]) * workers  # samples of this step, over all workers
             step += 1
             if step == first_step:
                 emit({"kind": "phase", "phase": "training", "first_step_seconds": dt})
@@ -284,7 +362,7 @@ def train(config: TrainConfig, folder: MnistFolder, callback: Callback | None = 
                 emit({"kind": "log", "message": result.message})
                 break
             labels_np = label.asnumpy()
-            correct += int((logits.asnumpy().argmax(1) == labels_np).sum())
+            correct += int((logits.asnumpy().argmax(1) == labels_np).sum())  # this worker's; summed below
             loss_sum += loss_value * b
             seen += b
             mean_step = train_seconds / timed_steps if timed_steps else dt
@@ -296,6 +374,8 @@ def train(config: TrainConfig, folder: MnistFolder, callback: Callback | None = 
         result.steps = step
         if result.status in ("stopped", "diverged") or seen == 0:
             break
+        if parallel is not None:
+            correct = int(round(parallel.sum([correct])[0]))
         metrics = {"epoch": epoch, "train_loss": loss_sum / seen, "train_acc": correct / seen,
                    "val_loss": None, "val_acc": None, "epoch_seconds": time.monotonic() - epoch_start,
                    "samples_per_s": seen / max(time.monotonic() - epoch_start, 1e-9),

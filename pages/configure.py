@@ -103,6 +103,7 @@ with c:
                                  help=t("configure.augment_help"))
     text_number("patience")
     text_number("num_parallel_workers")
+    text_number("workers", help=t("configure.workers_help"))
 
 values, errors = parse_fields(raw)
 candidate = config.with_(**values)
@@ -118,6 +119,9 @@ else:
     set_config(config)
     write_url(config)
     st.success(t("configure.valid"))
+    if config.workers > 1:
+        st.caption(t("configure.workers_batch", batch=config.batch_size, workers=config.workers,
+                     per=config.worker_batch))
 
 table = layer_table(config.network)
 st.subheader(t("configure.layers", network=label(config.network)))

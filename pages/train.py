@@ -141,6 +141,30 @@ def resume_button(run):
             st.error(t("train.could_not_start_process", error=e))
 
 
+def workers_view(run) -> None:
+    """Every data-parallel worker's state, and its log."""
+    st.markdown(t("train.workers_header", workers=run.config.workers, batch=run.config.batch_size,
+                  per=run.config.worker_batch))
+    rows = store.workers(run.id)
+    if not rows:
+        st.caption(t("train.workers_starting"))
+        return
+    now = time.time()
+    table = pd.DataFrame([{
+        t("train.w_rank"): w["rank"], t("train.w_state"): t(f"train.ws_{w['state']}"),
+        t("train.w_step"): w["step"], t("train.w_epoch"): w["epoch"], t("train.w_host"): w["host"],
+        t("train.w_pid"): w["pid"], t("train.w_seen"): f"{now - w['heartbeat']:.0f} s" if w["heartbeat"] else "–",
+        t("train.w_checksum"): (w["weights_sha256"] or "")[:12], t("train.w_message"): w["message"],
+    } for w in rows])
+    st.dataframe(table, hide_index=True, width="stretch")
+    with st.expander(t("train.worker_logs")):
+        from core.distributed import rank_log, worker_log_dir
+        rank = st.selectbox(t("train.w_rank"), [w["rank"] for w in rows], key=f"worker_log_{run.id}")
+        path = rank_log(worker_log_dir(store, run.id), rank)
+        lines = path.read_text(errors="replace").splitlines()[-40:] if path.exists() else []
+        st.code("\n".join(lines) or t("train.empty_log"), language=None)
+
+
 was_active = store.get(shown).active
 poll_s = live_poll_interval() if was_active else None
 
@@ -172,6 +196,8 @@ def live(run_id: str):
     m[2].metric(t("train.elapsed"), fmt_duration(run.duration))
     m[3].metric(t("train.source"), run.source)
     st.plotly_chart(figure, width="stretch", key="curves")
+    if run.config.workers > 1:
+        workers_view(run)
     if not run.active:
         if run.status in ("completed", "early_stopped"):
             st.success(t("train.finished", message=run.message))
