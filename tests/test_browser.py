@@ -116,16 +116,32 @@ def test_train_live_reload_second_browser_evaluate_and_draw(server, browser):
     page.locator(".js-plotly-plot").nth(1).scroll_into_view_if_needed()
     page.screenshot(path=str(SHOTS / "9-weights-over-time.png"))
 
+    # Two data-parallel workers (msrun), configured by link, watched live, each worker's state listed.
+    page.goto(server + "/configure?epochs=2&network=mlp&workers=2")
+    expect(page.get_by_text("Global batch 64 = 2 workers × 32").first).to_be_visible(timeout=60_000)
+    nav(page, "Train")
+    page.get_by_role("button", name="Start training").click()
+    expect(page.get_by_text("2 data-parallel processes").first).to_be_visible(timeout=60_000)
+    expect(page.get_by_text("Finished:").first).to_be_visible(timeout=180_000)
+    table = page.locator('[data-testid="stDataFrame"]').first
+    expect(table).to_be_visible(timeout=30_000)
+    table.scroll_into_view_if_needed()
+    page.screenshot(path=str(SHOTS / "10-two-workers.png"))
+
     # The sidebar's language switch: the whole UI in Simplified Chinese, remembered in the URL across pages
     # and a reload.
     page.locator('[data-testid="stSidebar"] [data-testid="stSelectbox"]').last.click()
     page.get_by_role("option", name="简体中文").click()
+    expect(page.get_by_role("button", name="开始训练")).to_be_visible(timeout=30_000)
+    expect(page.get_by_text("2 个数据并行进程").first).to_be_visible()
+    assert "lang=zh" in page.url, page.url
+    nav(page, "权重")
     expect(page.get_by_text("没有死亡或爆炸的层").first).to_be_visible(timeout=30_000)
     assert "lang=zh" in page.url, page.url
-    nav(page, "训练")
-    expect(page.get_by_role("button", name="开始训练")).to_be_visible(timeout=30_000)
     page.reload()
-    expect(page.get_by_role("button", name="开始训练")).to_be_visible(timeout=60_000)
-    expect(page.get_by_text("已完成").first).to_be_visible()
-    assert "lang=zh" in page.url, page.url
-    shot(page, "10-chinese")
+    expect(page.get_by_text("没有死亡或爆炸的层").first).to_be_visible(timeout=60_000)
+    nav(page, "训练")
+    expect(page.get_by_text("已完成").first).to_be_visible(timeout=30_000)
+    expect(page.get_by_text("已用时间").first).to_be_visible(timeout=30_000)
+    page.locator(".js-plotly-plot").first.wait_for(timeout=30_000)
+    shot(page, "11-chinese")

@@ -71,6 +71,14 @@ def test_stop_from_the_dashboard_ends_every_worker_and_the_run_resumes(store, sm
     run_id = launcher.start(store, cfg(small_mnist, network="mlp", epochs=40))
     wait_for(lambda: len(ws := store.workers(run_id)) == 2 and all(w["step"] >= 20 for w in ws), timeout=90,
              what="both workers to train")
+    store.request(run_id, "pause")  # both workers pause, at the same step
+    wait_for(lambda: store.get(run_id).status == "paused", timeout=30, what="the pause")
+    time.sleep(1.5)  # > the workers' 1 s reporting interval
+    held = store.get(run_id).step
+    time.sleep(2.0)
+    assert store.get(run_id).step == held
+    store.request(run_id, "resume")
+    wait_for(lambda: store.get(run_id).step > held + 5, timeout=30, what="training to resume")
     launcher.stop(store, run_id)
     run = wait_for(lambda: (r := store.get(run_id)).status == "stopped" and r, timeout=30, what="the stop")
     workers = store.workers(run_id)
