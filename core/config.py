@@ -6,6 +6,8 @@ import math
 from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
 
+from core.i18n import text
+
 NETWORKS = ("lenet5", "mlp")
 STYLES = ("cell", "functional")
 MODES = ("graph", "pynative")
@@ -13,9 +15,8 @@ OPTIMIZERS = ("momentum", "sgd", "adam")
 LOSSES = ("softmax_ce", "cross_entropy", "label_smoothing")
 AMP_LEVELS = ("O0", "O1", "O2", "O3")
 # Measured on the 2-core AVX-512 CPU, graph mode, batch 64: O1-O3 train correctly but are slower than O0
-# (LeNet-5 ~33 vs ~24 ms/step, MLP ~20 vs ~5 ms/step): CPUs have no fast float16 path.
-AMP_CPU_NOTE = ("Mixed precision runs on CPU but is slower than float32 here (measured: LeNet-5 ~1.4x, "
-                "MLP ~4x per step); it only pays off on GPU/Ascend.")
+# (LeNet-5 ~33 vs ~24 ms/step, MLP ~20 vs ~5 ms/step): CPUs have no fast float16 path. The Configure
+# page says so (configure.amp_note in core/locales).
 
 LABELS = {
     "lenet5": "LeNet-5", "mlp": "MLP (784-512-512-10)",
@@ -63,22 +64,26 @@ class TrainConfig:
     workers: int = 1
     data_dir: str | None = None  # None: the bundled 5,000 images
 
-    def errors(self) -> dict[str, str]:
-        """Every problem with this config, by field; empty when valid."""
+    def errors(self, lang: str = "en") -> dict[str, str]:
+        """Every problem with this config, by field, for a person reading lang; empty when valid."""
         e: dict[str, str] = {}
+
+        def say(name, code, **values):
+            e[name] = text(lang, f"config.{code}", **values)
+
         for name, allowed in (("network", NETWORKS), ("style", STYLES), ("mode", MODES),
                               ("optimizer", OPTIMIZERS), ("loss", LOSSES), ("amp_level", AMP_LEVELS)):
             if getattr(self, name) not in allowed:
-                e[name] = f"unknown {name} {getattr(self, name)!r}; choose one of {', '.join(allowed)}"
+                say(name, "unknown_choice", name=name, value=repr(getattr(self, name)), choices=", ".join(allowed))
 
         def number(name, lo, hi, lo_open=False, integer=False):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, (int, float)) or (integer and not isinstance(v, int)):
-                e[name] = f"must be {'a whole number' if integer else 'a number'}, got {v!r}"
+                say(name, "not_whole" if integer else "not_number", value=repr(v))
             elif not math.isfinite(v):
-                e[name] = f"must be a finite number, got {v!r}"
+                say(name, "not_finite", value=repr(v))
             elif v < lo or (lo_open and v == lo) or v > hi:
-                e[name] = f"must be {'>' if lo_open else '≥'} {lo} and ≤ {hi}, got {v!r}"
+                say(name, "range_open" if lo_open else "range", lo=lo, hi=hi, value=repr(v))
 
         number("learning_rate", 0, 10, lo_open=True)
         number("momentum", 0, 0.999)
@@ -91,14 +96,13 @@ class TrainConfig:
         number("num_parallel_workers", 1, 8, integer=True)
         number("workers", 1, MAX_WORKERS, integer=True)
         if "workers" not in e and "batch_size" not in e and self.batch_size % self.workers:
-            e["batch_size"] = (f"{self.batch_size} does not split evenly over {self.workers} workers: choose a "
-                               f"multiple of {self.workers} (each worker takes batch size / workers per step)")
+            say("batch_size", "uneven_batch", batch=self.batch_size, workers=self.workers)
         if not isinstance(self.augment, bool):
-            e["augment"] = f"must be true or false, got {self.augment!r}"
+            say("augment", "not_bool", value=repr(self.augment))
         if not isinstance(self.early_stopping, bool):
-            e["early_stopping"] = f"must be true or false, got {self.early_stopping!r}"
+            say("early_stopping", "not_bool", value=repr(self.early_stopping))
         elif self.early_stopping and "val_fraction" not in e and self.val_fraction == 0:
-            e["early_stopping"] = "needs a validation set: set val_fraction above 0 or turn early stopping off"
+            say("early_stopping", "needs_validation")
         return e
 
     def validate(self) -> "TrainConfig":
@@ -135,37 +139,38 @@ class TrainConfig:
         return self.batch_size // max(self.workers, 1)
 
 
-def parse_fields(values: dict[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
+def parse_fields(values: dict[str, Any], lang: str = "en") -> tuple[dict[str, Any], dict[str, str]]:
     """Parse several fields from text (or already typed values); returns (parsed, errors by field)."""
     parsed, errors = {}, {}
     for name, value in values.items():
         try:
-            parsed[name] = parse_field(name, value)
+            parsed[name] = parse_field(name, value, lang)
         except ConfigError as e:
             errors.update(e.errors)
     return parsed, errors
 
 
-def parse_field(name: str, text: Any) -> Any:
+def parse_field(name: str, raw: Any, lang: str = "en") -> Any:
     """Parse one field from text (URL query values, CLI) to its type; raise ConfigError with a message."""
     kinds = {f.name: f.type for f in fields(TrainConfig)}
     if name not in kinds:
-        raise ConfigError({name: "unknown setting"})
+        raise ConfigError({name: text(lang, "config.unknown_setting")})
     kind = kinds[name]
-    text = str(text).strip()
+    text_ = str(raw).strip()
     try:
         if kind == "int":
-            return int(text)
+            return int(text_)
         if kind == "float":
-            return float(text)
+            return float(text_)
         if kind == "bool":
-            if text.lower() in ("1", "true", "yes", "on"):
+            if text_.lower() in ("1", "true", "yes", "on"):
                 return True
-            if text.lower() in ("0", "false", "no", "off"):
+            if text_.lower() in ("0", "false", "no", "off"):
                 return False
             raise ValueError
     except ValueError:
-        raise ConfigError({name: f"{text!r} is not a valid {kind}"}) from None
+        raise ConfigError({name: text(lang, "config.not_valid", value=repr(text_),
+                                      kind=text(lang, f"config.kind_{kind}"))}) from None
     if name == "data_dir":
-        return text or None
-    return text
+        return text_ or None
+    return text_

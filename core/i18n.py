@@ -1,8 +1,9 @@
 """The UI's words in each language: one catalogue per language in core/locales/<lang>.toml.
 
 Keys are "<section>.<name>" (a section per page); values are str.format templates. Pages never hold a
-user-facing string of their own: they call pages.common.t(key, **values). Messages made by core (config
-errors, run logs) stay in English: the command line and the logs share them.
+user-facing string of their own: they call pages.common.t(key, **values). Config errors come from here
+too (TrainConfig.errors(lang)); other messages made by core (data checks, run logs) stay in English: the
+command line and the logs share them.
 """
 from __future__ import annotations
 

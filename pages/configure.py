@@ -6,19 +6,20 @@ import streamlit as st
 
 from core import config as C
 from core.config import TrainConfig, parse_fields
-from pages.common import LANG_PARAM, ensure_frame, get_config, label, set_config, t
+from pages.common import LANG_PARAM, ensure_frame, get_config, label, language, set_config, t
 
 URL_FIELDS = [f.name for f in fields(TrainConfig) if f.name != "data_dir"]
 
 
 def config_from_url(base: TrainConfig) -> tuple[TrainConfig, dict[str, str]]:
     """Apply the page URL's query parameters to base; unknown or invalid ones are reported, not applied."""
-    values, errors = parse_fields({k: st.query_params[k] for k in st.query_params.keys() if k in URL_FIELDS})
+    values, errors = parse_fields({k: st.query_params[k] for k in st.query_params.keys() if k in URL_FIELDS},
+                                  language())
     for key in st.query_params.keys():
         if key not in URL_FIELDS and key != LANG_PARAM:
             errors[key] = t("configure.unknown_param", key=key, value=repr(st.query_params[key]))
     candidate = base.with_(**values)
-    for name, msg in candidate.errors().items():
+    for name, msg in candidate.errors(language()).items():
         errors[name] = t("configure.from_link", msg=msg)
         values.pop(name, None)
     return base.with_(**{k: v for k, v in values.items() if k not in errors}), errors
@@ -105,9 +106,9 @@ with c:
     text_number("num_parallel_workers")
     text_number("workers", help=t("configure.workers_help"))
 
-values, errors = parse_fields(raw)
+values, errors = parse_fields(raw, language())
 candidate = config.with_(**values)
-errors = {**candidate.errors(), **errors}
+errors = {**candidate.errors(language()), **errors}
 for name, msg in errors.items():
     if name in slots:
         slots[name].error(msg)

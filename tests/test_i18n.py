@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from core import i18n
-from core.config import AMP_LEVELS, LOSSES, MODES, NETWORKS, OPTIMIZERS, STYLES
+from core.config import AMP_LEVELS, LOSSES, MODES, NETWORKS, OPTIMIZERS, STYLES, TrainConfig
 from core.data_source import PROJECT_ROOT
 from core.store import ACTIVE, FINISHED
 from pages.common import PAGES
@@ -132,3 +132,13 @@ def test_an_unknown_language_in_the_link_is_explained(store):  # noqa: F811
     assert not at.exception
     assert any("“fr”" in w.value and "zh" in w.value for w in at.warning)
     assert at.title[0].value.endswith("Train")
+
+
+def test_setting_errors_are_in_the_users_language(store):  # noqa: F811
+    at = page("configure", {"lang": "zh"})
+    at.text_input(key="cfg_epochs").set_value("abc").run()
+    at.text_input(key="cfg_batch_size").set_value("0").run()
+    errors = [e.value for e in at.error]
+    assert "'abc' 不是有效的整数" in errors and "必须 ≥ 1 且 ≤ 4096，收到的是 0" in errors, errors
+    assert TrainConfig(epochs=0).errors()["epochs"] == "must be ≥ 1 and ≤ 1000, got 0"  # English by default
+    assert set(TrainConfig(epochs=0, workers=3).errors("zh")) == set(TrainConfig(epochs=0, workers=3).errors())
