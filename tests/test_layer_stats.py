@@ -54,8 +54,8 @@ def test_trainer_records_the_real_gradients_of_each_epochs_last_step(folder, mon
     before = {}
     real = trainer.make_train_step
 
-    def spying(config, net, loss_fn, optimizer):
-        step = real(config, net, loss_fn, optimizer)
+    def spying(config, net, loss_fn, optimizer, parallel=None):
+        step = real(config, net, loss_fn, optimizer, parallel)
         inner = step.with_grads
 
         def with_grads(data, label):

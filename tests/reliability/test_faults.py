@@ -152,8 +152,8 @@ def test_divergence_after_a_good_epoch_keeps_that_epochs_checkpoint(store, mlp_c
     from core import trainer
     real = trainer.make_train_step
 
-    def poisoned(config, net, loss_fn, optimizer):
-        step, calls = real(config, net, loss_fn, optimizer), {"n": 0}
+    def poisoned(config, net, loss_fn, optimizer, parallel=None):
+        step, calls = real(config, net, loss_fn, optimizer, parallel), {"n": 0}
 
         def run(data, label):
             loss, logits = step(data, label)
