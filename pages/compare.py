@@ -49,11 +49,17 @@ def summary_rows(run) -> dict:
     return {t("compare.s_" + k.replace(" ", "_")): v for k, v in rows.items()}
 
 
-table = pd.DataFrame({r.name: {**r.config.to_dict(), **summary_rows(r)} for r in selected})
-st.caption(t("compare.differ", names=", ".join(sorted(differ)) or t("compare.none")))
+def setting_name(field: str) -> str:
+    return t(f"configure.f_{field}")
+
+
+table = pd.DataFrame({r.name: {**{setting_name(k): v for k, v in r.config.to_dict().items()}, **summary_rows(r)}
+                      for r in selected})
+differ_names = {setting_name(k) for k in differ}
+st.caption(t("compare.differ", names=", ".join(sorted(differ_names)) or t("compare.none")))
 st.dataframe(table.astype(str).style.apply(
-    lambda row: ["background-color: rgba(242, 153, 74, 0.35)" if row.name in differ else "" for _ in row], axis=1),
-    width="stretch")
+    lambda row: ["background-color: rgba(242, 153, 74, 0.35)" if row.name in differ_names else "" for _ in row],
+    axis=1), width="stretch")
 
 # --- hyper-parameters vs validation accuracy -------------------------------------------------------------------
 scored = [r for r in runs if r.best_val_acc is not None]

@@ -44,7 +44,7 @@ def test_the_compare_page_highlights_differences_and_re_runs(store, small_mnist)
     fake_run(store, cfg.with_(learning_rate=0.05), "second", [2.0, 0.8], [0.8])
     at = page("compare")
     assert not at.exception, [e.value for e in at.exception]
-    assert any("differ are highlighted: learning_rate" in c.value for c in at.caption)
+    assert any("differ are highlighted: Learning rate" in c.value for c in at.caption)
     assert len(at.get("plotly_chart")) == 2  # curves and parallel coordinates
     at.radio(key="compare_axis").set_value("epoch").run()
     assert not at.exception

@@ -1,5 +1,6 @@
 """The UI in English and Simplified Chinese: complete catalogues, no text left in the pages, and the switch."""
 import ast
+import dataclasses
 import re
 from pathlib import Path
 
@@ -58,6 +59,7 @@ def test_every_key_the_pages_use_exists_and_computed_keys_cover_their_values():
     assert all(any(k.startswith(p) for k in en) for p in prefixes), prefixes
     computed = {f"labels.{v}" for v in (*NETWORKS, *STYLES, *MODES, *OPTIMIZERS, *LOSSES, *AMP_LEVELS)}
     computed |= {f"status.{s}" for s in (*ACTIVE, *FINISHED)}
+    computed |= {f"configure.f_{f.name}" for f in dataclasses.fields(TrainConfig)}  # setting names (Compare)
     assert not computed - set(en), sorted(computed - set(en))
 
 
