@@ -68,8 +68,8 @@ class TrainConfig:
         """Every problem with this config, by field, for a person reading lang; empty when valid."""
         e: dict[str, str] = {}
 
-        def say(name, code, **values):
-            e[name] = text(lang, f"config.{code}", **values)
+        def say(field, code, /, **values):
+            e[field] = text(lang, f"config.{code}", **values)
 
         for name, allowed in (("network", NETWORKS), ("style", STYLES), ("mode", MODES),
                               ("optimizer", OPTIMIZERS), ("loss", LOSSES), ("amp_level", AMP_LEVELS)):
