@@ -216,21 +216,10 @@ def run_distributed(store: RunStore, run_id: str, spec: ClusterSpec | None = Non
                 for e in epochs[printed:]:
                     echo({"kind": "epoch", **e})
                 printed = len(epochs)
-            dead = [w for w in store.workers(run_id) if w["state"] in ALIVE_STATES and w["host"] == host
-                    and w["pid"] and not pid_alive(w["pid"])]
-            if dead:
-                w = dead[0]
-                why = _last_error(rank_log(logs, w["rank"]))
-                store.set_worker(run_id, w["rank"], state="died", message=why)
-                kill_tree(proc.pid, [x["pid"] for x in store.workers(run_id) if x["host"] == host])
-                for other in store.workers(run_id):
-                    if other["state"] in ALIVE_STATES:
-                        store.set_worker(run_id, other["rank"], state="stopped",
-                                         message=f"ended because rank {w['rank']} died")
-                _fail(store, run_id, f"worker rank {w['rank']} (pid {w['pid']}) ended unexpectedly: {why}. "
-                                     "The other workers were stopped; resume the run from its last checkpoint.")
+            if _handle_dead_worker(store, run_id, proc, logs, host):
                 break
         code = proc.wait()
+        _handle_dead_worker(store, run_id, proc, logs, host)  # msrun may have noticed first and ended
         current = store.get(run_id)
         states = {w["state"] for w in store.workers(run_id)}
         if current is not None and current.active and not is_master and len(states) == 1 \
@@ -260,6 +249,53 @@ def run_distributed(store: RunStore, run_id: str, spec: ClusterSpec | None = Non
         if proc.poll() is None:
             kill_tree(proc.pid)
     return store.get(run_id).status
+
+
+def _first_failed_pid(logs: Path) -> int | None:
+    """The worker msrun saw fail first ("Worker process P exit with exception"), if it logged one."""
+    import re
+    try:
+        m = re.search(r"Worker process (\d+) exit with exception", (logs / "msrun.log").read_text(errors="replace"))
+    except OSError:
+        return None
+    return int(m.group(1)) if m else None
+
+
+def _handle_dead_worker(store: RunStore, run_id: str, proc, logs: Path, host: str) -> bool:
+    """If a worker of this host died without reporting (killed, crashed), end the others and fail the run
+    naming it. msrun, which kills the survivors itself, may get there first: the worker it saw fail first
+    is the one named. Returns whether a dead worker was found."""
+    rows = store.workers(run_id)
+    dead = [w for w in rows if w["state"] in ALIVE_STATES and w["host"] == host and w["pid"]
+            and not pid_alive(w["pid"])]
+    if not dead:
+        return False
+    reported = [w for w in rows if w["state"] == "failed"]
+    if reported:  # a worker failed with its own error (rank 0 also records it); the dead ones were collateral
+        kill_tree(proc.pid, [x["pid"] for x in rows if x["host"] == host and x["pid"]])
+        r = reported[0]
+        for d in dead:
+            store.set_worker(run_id, d["rank"], state="stopped", message=f"ended because rank {r['rank']} failed")
+        current = store.get(run_id)
+        if current is not None and current.active:
+            _fail(store, run_id, f"worker rank {r['rank']} failed: {r['message']}")
+        return True
+    first = _first_failed_pid(logs)
+    w = next((d for d in dead if d["pid"] == first), dead[0])
+    why = _last_error(rank_log(logs, w["rank"]))
+    store.set_worker(run_id, w["rank"], state="died", message=why)
+    kill_tree(proc.pid, [x["pid"] for x in rows if x["host"] == host and x["pid"]])
+    for other in store.workers(run_id):
+        if other["state"] in ALIVE_STATES:
+            store.set_worker(run_id, other["rank"], state="stopped", message=f"ended because rank {w['rank']} died")
+    message = (f"worker rank {w['rank']} (pid {w['pid']}) ended unexpectedly: {why}. The other workers were "
+               "stopped; resume the run from its last checkpoint.")
+    current = store.get(run_id)
+    if current is not None and current.status == "failed" and current.message:  # rank 0 failed in its wake
+        message += f" (rank 0 then reported: {current.message})"
+    if current is not None and (current.active or current.status == "failed"):
+        _fail(store, run_id, message)
+    return True
 
 
 def _fail(store: RunStore, run_id: str, message: str) -> None:
