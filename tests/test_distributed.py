@@ -157,3 +157,25 @@ def test_two_hosts_rehearsed_on_loopback(tmp_path, small_mnist):
     assert [h.returncode for h in hosts] == [0, 0], outs
     assert "completed: finished 1 epochs" in outs[0]
     assert "host 0 (node rank 0) records the run" in outs[1]
+
+
+def test_a_worker_that_fails_with_its_own_error_names_it_and_ends_the_others(store, small_mnist):  # noqa: F811
+    """Rank 0 cannot write its checkpoint (a real 4 MB tmpfs: one 2.7 MB MLP checkpoint fits, a second copy
+    does not): the run fails with rank 0's own message, and rank 1, ended by msrun, is marked stopped."""
+    import subprocess
+    run_id = store.create_run(cfg(small_mnist, network="mlp", epochs=3), source="cli")
+    folder = store.checkpoint_path(run_id).parent
+    folder.mkdir(parents=True)
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(folder)],
+                      capture_output=True).returncode != 0:
+        pytest.skip("needs permission to mount a tmpfs (CI runs as root)")
+    try:
+        assert execute(store, run_id) == "failed"
+        run = store.get(run_id)
+        assert "could not write the checkpoint of epoch 2" in run.message and "epoch 1 is intact" in run.message
+        states = {w["rank"]: w["state"] for w in store.workers(run_id)}
+        assert states == {0: "failed", 1: "stopped"}
+        assert "rank 0 failed" in store.workers(run_id)[1]["message"]
+        no_processes_left(run_id)
+    finally:
+        subprocess.run(["umount", str(folder)], check=True)
