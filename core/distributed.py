@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Callable
 
 from core.data_source import PROJECT_ROOT
+from core.execute import keep_heartbeat
 from core.runtime import child_environment
 from core.store import RunStore, pid_alive
 
@@ -145,12 +146,19 @@ def rank_log(logs: Path, rank: int) -> Path:
     return logs / f"worker_{rank}.log"  # msrun's naming
 
 
-def _last_error(log: Path, lines: int = 40) -> str:
-    """The most telling line of a worker's log: its last error, else its last line."""
+def log_tail(log: Path, lines: int = 40, max_bytes: int = 64_000) -> str:
+    """The last lines of a log, reading at most its last max_bytes ("" when there is none)."""
     try:
-        tail = log.read_text(errors="replace").splitlines()[-lines:]
+        with open(log, "rb") as f:
+            f.seek(max(f.seek(0, os.SEEK_END) - max_bytes, 0))
+            return "\n".join(f.read().decode(errors="replace").splitlines()[-lines:])
     except OSError:
-        return "no log"
+        return ""
+
+
+def _last_error(log: Path, lines: int = 40) -> str:
+    """The most telling line of a worker's log: its last error, else a note that it ended silently."""
+    tail = log_tail(log, lines).splitlines()
     for line in reversed(tail):
         if any(w in line for w in ("Error", "error:", "Exception", "Traceback", "failed")):
             return line.strip()[:300]
@@ -193,12 +201,8 @@ def run_distributed(store: RunStore, run_id: str, spec: ClusterSpec | None = Non
     with open(logs / "msrun.log", "ab") as out:
         proc = subprocess.Popen(cmd, cwd=PROJECT_ROOT, env=env, stdout=out, stderr=subprocess.STDOUT,
                                 stdin=subprocess.DEVNULL, start_new_session=True)
-    done = threading.Event()
-
-    def beat():  # until rank 0 takes over the heartbeat (start-up, graph compilation)
-        while not done.wait(2.0):
-            store.update(run_id, heartbeat=time.time())
-    threading.Thread(target=beat, daemon=True).start()
+    done = threading.Event()  # the coordinator keeps the run alive too (start-up, graph compilation)
+    threading.Thread(target=keep_heartbeat, args=(store, run_id, done), daemon=True).start()
     printed = 0
     host = socket.gethostname()
     ended_at = None

@@ -10,11 +10,12 @@ import time
 import traceback
 from typing import Callable
 
-from core.store import RunStore
+from core.store import RunStore, pid_alive
 
 FLUSH_EVERY_S = 0.25   # step metrics are batched into a few writes per second
 CONTROL_EVERY_S = 0.2  # how often pause/stop requests are read from the store
 HEARTBEAT_EVERY_S = 2.0
+WORKER_EVERY_S = 1.0   # how often a data-parallel worker updates its row
 
 
 class StoreRecorder:
@@ -93,7 +94,8 @@ def _epoch_line(m: dict) -> str:
             f"({m['epoch_seconds']:.1f} s, {m['samples_per_s']:.0f} samples/s)")
 
 
-def _heartbeat(store: RunStore, run_id: str, done: threading.Event) -> None:
+def keep_heartbeat(store: RunStore, run_id: str, done: threading.Event) -> None:
+    """Mark the run alive every HEARTBEAT_EVERY_S until done is set (run it in a daemon thread)."""
     while not done.wait(HEARTBEAT_EVERY_S):
         try:
             store.update(run_id, heartbeat=time.time())
@@ -115,18 +117,13 @@ def _resume_state(store: RunStore, run_id: str, ckpt_path, best_path, read_only:
     from core.trainer import ResumeState, snapshot
     model = checkpoint.load(ckpt_path)
     epoch = int(model.meta.get("epoch", 0))
-    if read_only:
-        history = tuple(m for m in store.epochs(run_id) if m["epoch"] <= epoch)
-        step = int(model.meta.get("step") or (history[-1].get("step") if history else 0) or 0)
-        best = snapshot(checkpoint.load(best_path).net) if best_path.exists() else None
-        return ResumeState(epoch=epoch, step=step, weights=snapshot(model.net), history=history, best_weights=best,
-                           elapsed=float(history[-1]["elapsed"] or 0.0) if history else 0.0)
-    dropped = store.truncate_after(run_id, epoch)
-    history = tuple(store.epochs(run_id))
+    dropped = 0 if read_only else store.truncate_after(run_id, epoch)
+    history = tuple(m for m in store.epochs(run_id) if m["epoch"] <= epoch)
     step = int(model.meta.get("step") or (history[-1].get("step") if history else 0) or 0)
     best = snapshot(checkpoint.load(best_path).net) if best_path.exists() else None
-    store.log(run_id, f"resuming from the checkpoint of epoch {epoch} (step {step})"
-                      + (f"; dropped {dropped} step records of the unfinished epoch" if dropped else ""))
+    if not read_only:
+        store.log(run_id, f"resuming from the checkpoint of epoch {epoch} (step {step})"
+                          + (f"; dropped {dropped} step records of the unfinished epoch" if dropped else ""))
     return ResumeState(epoch=epoch, step=step, weights=snapshot(model.net), history=history, best_weights=best,
                        elapsed=float(history[-1]["elapsed"] or 0.0) if history else 0.0)
 
@@ -171,9 +168,6 @@ def weights_checksum(net) -> str:
     return h.hexdigest()
 
 
-WORKER_EVERY_S = 1.0
-
-
 class CoordinatorWatch:
     """Control of a data-parallel worker: asks to stop when the process coordinating the run is gone
     (killed), so that no worker trains on as an orphan; otherwise defers to `inner`."""
@@ -188,7 +182,6 @@ class CoordinatorWatch:
 
     def stop_requested(self) -> bool:
         if self.pid and time.monotonic() - self.checked > 1.0:
-            from core.store import pid_alive
             self.alive, self.checked = pid_alive(self.pid), time.monotonic()
         return not self.alive or (self.inner.stop_requested() if self.inner else False)
 
@@ -230,7 +223,7 @@ def execute(store: RunStore, run_id: str, echo: Callable[[dict], None] | None = 
     store.update(run_id, status="running", started=run.started or time.time(), heartbeat=time.time(),
                  phase="loading data", **({} if parallel else {"pid": os.getpid()}))  # the coordinator's pid stays
     done = threading.Event()
-    beat = threading.Thread(target=_heartbeat, args=(store, run_id, done), daemon=True)
+    beat = threading.Thread(target=keep_heartbeat, args=(store, run_id, done), daemon=True)
     beat.start()
     recorder = StoreRecorder(store, run_id, echo)
     worker = None

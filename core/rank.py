@@ -7,34 +7,20 @@ itself. msrun also runs it once as the scheduler (MS_ROLE=MS_SCHED), which only 
 """
 from __future__ import annotations
 
-import argparse
 import os
-import signal
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from core.runtime import prepare_process  # noqa: E402
-from core.store import RunStore  # noqa: E402
-
-
-def _raise_interrupt(signum, frame):
-    raise KeyboardInterrupt
+from core.worker import open_run  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description="One data-parallel worker of a stored run (started by msrun).")
-    ap.add_argument("run_id")
-    ap.add_argument("--store", required=True)
-    args = ap.parse_args(argv)
-    store = RunStore(args.store)
-    run = store.get(args.run_id)
-    if run is None:
-        print(f"no run {args.run_id} in {store.db_path}", file=sys.stderr)
+    opened = open_run("One data-parallel worker of a stored run (started by msrun).", argv, store_required=True)
+    if opened is None:
         return 2
-    prepare_process(run.config.network)
-    signal.signal(signal.SIGTERM, _raise_interrupt)
+    store, run = opened
     import mindspore as ms
     from mindspore.communication import get_group_size, get_rank, init
     from core.runtime import set_mode
@@ -46,14 +32,14 @@ def main(argv: list[str] | None = None) -> int:
     from core.execute import execute
     from core.trainer import Parallel
     parallel = Parallel(rank=get_rank(), size=get_group_size())
-    print(f"rank {parallel.rank} of {parallel.size} (pid {os.getpid()}): training run {args.run_id}", flush=True)
+    print(f"rank {parallel.rank} of {parallel.size} (pid {os.getpid()}): training run {run.id}", flush=True)
     from mindspore.communication import release
     try:
-        status = execute(store, args.run_id, parallel=parallel)
+        status = execute(store, run.id, parallel=parallel)
     except Exception as e:
-        print(f"rank {parallel.rank} of run {args.run_id} failed: {e}", file=sys.stderr, flush=True)
+        print(f"rank {parallel.rank} of run {run.id} failed: {e}", file=sys.stderr, flush=True)
         return 1
-    print(f"rank {parallel.rank} of run {args.run_id}: {status}", flush=True)
+    print(f"rank {parallel.rank} of run {run.id}: {status}", flush=True)
     release()  # leave the cluster cleanly, so that the scheduler ends now rather than at its time-out
     return 0
 

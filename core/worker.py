@@ -17,26 +17,37 @@ def _raise_interrupt(signum, frame):
     raise KeyboardInterrupt
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description="Train one run of the run store.")
+def open_run(description: str, argv: list[str] | None, store_required: bool = False):
+    """Parse `RUN_ID [--store DIR]`, prepare this process for the run's network (before mindspore is
+    imported) and make SIGTERM end it as stopped rather than leave it 'running'. Returns (store, run),
+    or None after saying why (no such run)."""
+    ap = argparse.ArgumentParser(description=description)
     ap.add_argument("run_id")
-    ap.add_argument("--store", default=None, help="run store folder (default: $STUDIO_DATA_DIR or ./runs)")
+    ap.add_argument("--store", default=None, required=store_required,
+                    help="run store folder (default: $STUDIO_DATA_DIR or ./runs)")
     args = ap.parse_args(argv)
     store = RunStore(args.store)
     run = store.get(args.run_id)
     if run is None:
         print(f"no run {args.run_id} in {store.db_path}", file=sys.stderr)
-        return 2
+        return None
     prepare_process(run.config.network)
-    # SIGTERM (a forced Stop) ends the run as stopped rather than leaving it 'running'.
     signal.signal(signal.SIGTERM, _raise_interrupt)
+    return store, run
+
+
+def main(argv: list[str] | None = None) -> int:
+    opened = open_run("Train one run of the run store.", argv)
+    if opened is None:
+        return 2
+    store, run = opened
     from core.execute import execute
     try:
-        status = execute(store, args.run_id)
+        status = execute(store, run.id)
     except Exception as e:
-        print(f"run {args.run_id} failed: {e}", file=sys.stderr)
+        print(f"run {run.id} failed: {e}", file=sys.stderr)
         return 1
-    print(f"run {args.run_id}: {status}")
+    print(f"run {run.id}: {status}")
     return 0
 
 

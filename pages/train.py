@@ -157,12 +157,11 @@ def workers_view(run) -> None:
         t("train.w_checksum"): (w["weights_sha256"] or "")[:12], t("train.w_message"): w["message"],
     } for w in rows])
     st.dataframe(table, hide_index=True, width="stretch")
-    with st.expander(t("train.worker_logs")):
-        from core.distributed import rank_log, worker_log_dir
+    # A toggle, not an expander: an expander's body runs (and would read the log) on every poll.
+    if st.toggle(t("train.worker_logs"), key=f"worker_logs_{run.id}"):
+        from core.distributed import log_tail, rank_log, worker_log_dir
         rank = st.selectbox(t("train.w_rank"), [w["rank"] for w in rows], key=f"worker_log_{run.id}")
-        path = rank_log(worker_log_dir(store, run.id), rank)
-        lines = path.read_text(errors="replace").splitlines()[-40:] if path.exists() else []
-        st.code("\n".join(lines) or t("train.empty_log"), language=None)
+        st.code(log_tail(rank_log(worker_log_dir(store, run.id), rank)) or t("train.empty_log"), language=None)
 
 
 was_active = store.get(shown).active
