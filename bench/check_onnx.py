@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import onnxruntime as ort
 
-MEAN, STD = 0.1307, 0.3081  # core.pipeline's normalisation
+MEAN, STD = 0.1307, 0.3081  # core.data.pipeline's normalisation
 
 
 def main() -> int:

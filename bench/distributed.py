@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def one(network: str, workers: int, epochs: int) -> dict:
-    from core.store import RunStore
+    from core.runs.store import RunStore
     tmp = Path(tempfile.mkdtemp())
     t = time.perf_counter()
     p = subprocess.run([sys.executable, "-m", "core.train", "--network", network, "--epochs", str(epochs),
@@ -30,7 +30,7 @@ def one(network: str, workers: int, epochs: int) -> dict:
         raise RuntimeError(p.stdout[-2000:] + p.stderr[-2000:])
     store = RunStore(tmp)
     run = store.list_runs()[0]
-    later = [e["epoch_seconds"] for e in store.epochs(run.id)][1:]
+    later = [e.epoch_seconds for e in store.epochs(run.id)][1:]
     return {"wall_s": wall, "epoch_s": statistics.median(later), "val_acc": run.best_val_acc}
 
 

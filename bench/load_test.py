@@ -26,8 +26,8 @@ from pathlib import Path
 from types import SimpleNamespace
 
 from core.config import TrainConfig
-from core.data_source import PROJECT_ROOT
-from core.store import RunStore
+from core import PROJECT_ROOT
+from core.runs.store import RunStore
 from tests.helpers import cli, wait_for
 from tests.server import CHROMIUM, CHROMIUM_ARGS, start_server
 
@@ -53,7 +53,7 @@ def cpu_seconds(pid: int) -> float:
 
 def training_rate(store: RunStore, config: TrainConfig, window_s: float, during=None) -> dict:
     """Start a run, wait for its steady state, count steps over window_s (running `during` meanwhile)."""
-    from core import launcher
+    from core.runs import launcher
     run_id = launcher.start(store, config, name="load-test")
     wait_for(lambda: store.get(run_id).step > 20, timeout=180, what="training to reach steady state")
     worker_pid = store.get(run_id).pid
@@ -69,6 +69,65 @@ def training_rate(store: RunStore, config: TrainConfig, window_s: float, during=
             "samples_per_s": steps * config.batch_size / (t1 - t0), "worker_cpu_s": c1 - c0, "extra": extra}
 
 
+def _open_drawers(browser, server_url: str, n: int, counts: dict) -> list:
+    """n Draw pages, one browser context (its own window) each: Chromium stops rendering hidden tabs."""
+    drawers = []
+    for _ in range(n):
+        page = browser.new_context(viewport={"width": 1200, "height": 900}).new_page()
+        page.on("pageerror", lambda _: counts.__setitem__("page_errors", counts["page_errors"] + 1))
+        page.on("crash", lambda _: counts.__setitem__("crashes", counts["crashes"] + 1))
+        page.goto(server_url + "/draw", timeout=300_000, wait_until="domcontentloaded")
+        page.locator("canvas.upper-canvas").first.wait_for(timeout=300_000)
+        drawers.append(page)
+    return drawers
+
+
+def _draw_until(drawers: list, t0: float, seconds: float, counts: dict) -> None:
+    """A stroke per drawing session every STROKE_EVERY_S (each one is a prediction) until the time is up."""
+    rng = random.Random(0)
+    while time.monotonic() - t0 < seconds:
+        round_start = time.monotonic()
+        for page in drawers:
+            box = page.locator("canvas.upper-canvas").first.bounding_box()
+            x, y = box["x"] + rng.uniform(60, 220), box["y"] + rng.uniform(40, 120)
+            page.mouse.move(x, y)
+            page.mouse.down()
+            page.mouse.move(x + rng.uniform(-40, 40), y + rng.uniform(60, 140), steps=6)
+            page.mouse.up()
+            counts["strokes"] += 1
+        drawers[0].wait_for_timeout(max(0.0, STROKE_EVERY_S - (time.monotonic() - round_start)) * 1000)
+
+
+def _predictions_shown(drawers: list) -> int:
+    predicted = 0
+    for page in drawers:
+        try:
+            page.get_by_text("Prediction:").first.wait_for(timeout=30_000)
+            predicted += 1
+        except Exception as e:
+            print(f"a drawing session shows no prediction: {e}")
+    return predicted
+
+
+def _start_watchers(server_url: str, n: int, seconds: float) -> subprocess.Popen:
+    """The websocket sessions run in their own process, like separate clients."""
+    return subprocess.Popen([sys.executable, "-m", "bench.ws_client", server_url, "--sessions", str(n),
+                             "--seconds", str(seconds)], cwd=PROJECT_ROOT, stdout=subprocess.PIPE, text=True,
+                            env=dict(os.environ, PYTHONPATH=str(PROJECT_ROOT)))
+
+
+def _watcher_figures(watchers: list, elapsed: float) -> dict:
+    return {"websocket_sessions_on_train": len(watchers),
+            "watcher_errors": sum(len(w.errors) for w in watchers),
+            "watcher_reruns_sent": sum(w.reruns_sent for w in watchers),
+            "watcher_scripts_finished": sum(w.scripts_finished for w in watchers),
+            "watcher_mb_received": sum(w.bytes_received for w in watchers) / 1e6,
+            "watcher_updates_per_s_each": (sum(w.scripts_finished for w in watchers) / len(watchers) / elapsed
+                                           if watchers else None),
+            "watcher_exception_samples": sorted({e for w in watchers for e in w.exceptions})[:5],
+            "watcher_error_samples": sorted({e for w in watchers for e in w.errors})[:5]}
+
+
 def drive_load(server_url: str, server_pid: int, sessions: int, browsers: int, seconds: float) -> dict:
     """Open the browsers (drawing) and websocket watchers, keep them busy for `seconds`, report."""
     from playwright.sync_api import sync_playwright
@@ -82,68 +141,29 @@ def drive_load(server_url: str, server_pid: int, sessions: int, browsers: int, s
             rss["peak_kb"] = max(rss["peak_kb"], s["VmRSS"])
             rss["samples"].append(s["VmRSS"])
 
-    n_watchers = sessions - browsers
-
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        drawers = []
         opened = time.monotonic()
-        for i in range(browsers):  # one context (its own window) each: Chromium stops rendering hidden tabs
-            page = browser.new_context(viewport={"width": 1200, "height": 900}).new_page()
-            page.on("pageerror", lambda _: counts.__setitem__("page_errors", counts["page_errors"] + 1))
-            page.on("crash", lambda _: counts.__setitem__("crashes", counts["crashes"] + 1))
-            page.goto(server_url + "/draw", timeout=300_000, wait_until="domcontentloaded")
-            page.locator("canvas.upper-canvas").first.wait_for(timeout=300_000)
-            drawers.append(page)
+        drawers = _open_drawers(browser, server_url, browsers, counts)
         open_seconds = time.monotonic() - opened
         cpu0, t0 = cpu_seconds(server_pid), time.monotonic()
-        sampler = threading.Thread(target=sample_memory, daemon=True)
-        sampler.start()
-        # the websocket sessions run in their own process, like separate clients
-        ws_proc = subprocess.Popen([sys.executable, "-m", "bench.ws_client", server_url, "--sessions",
-                                    str(n_watchers), "--seconds", str(seconds)], cwd=PROJECT_ROOT,
-                                   stdout=subprocess.PIPE, text=True,
-                                   env=dict(os.environ, PYTHONPATH=str(PROJECT_ROOT)))
-        rng = random.Random(0)
-        while time.monotonic() - t0 < seconds:
-            round_start = time.monotonic()
-            for page in drawers:  # a stroke per drawing session every STROKE_EVERY_S: each is a predict
-                box = page.locator("canvas.upper-canvas").first.bounding_box()
-                x, y = box["x"] + rng.uniform(60, 220), box["y"] + rng.uniform(40, 120)
-                page.mouse.move(x, y)
-                page.mouse.down()
-                page.mouse.move(x + rng.uniform(-40, 40), y + rng.uniform(60, 140), steps=6)
-                page.mouse.up()
-                counts["strokes"] += 1
-            drawers[0].wait_for_timeout(max(0.0, STROKE_EVERY_S - (time.monotonic() - round_start)) * 1000)
+        threading.Thread(target=sample_memory, daemon=True).start()
+        ws_proc = _start_watchers(server_url, sessions - browsers, seconds)
+        _draw_until(drawers, t0, seconds, counts)
         watchers = [SimpleNamespace(**d) for d in json.loads(ws_proc.communicate(timeout=seconds + 60)[0])]
         elapsed = time.monotonic() - t0
         cpu = cpu_seconds(server_pid) - cpu0
         stop.set()
-        predicted = 0
-        for page in drawers:
-            try:
-                page.get_by_text("Prediction:").first.wait_for(timeout=30_000)
-                predicted += 1
-            except Exception as e:
-                print(f"a drawing session shows no prediction: {e}")
+        predicted = _predictions_shown(drawers)
         exceptions = sum(page.locator('[data-testid="stException"]').count() for page in drawers)
         browser.close()
-    return {"sessions": sessions, "browser_sessions_drawing": browsers,
-            "websocket_sessions_on_train": len(watchers), "seconds_to_open_browsers": open_seconds,
+    return {"sessions": sessions, "browser_sessions_drawing": browsers, "seconds_to_open_browsers": open_seconds,
             "seconds": elapsed, **counts, "draw_sessions_with_a_prediction": predicted,
             "exceptions_shown": exceptions + sum(len(w.exceptions) for w in watchers),
-            "watcher_errors": sum(len(w.errors) for w in watchers),
-            "watcher_reruns_sent": sum(w.reruns_sent for w in watchers),
-            "watcher_scripts_finished": sum(w.scripts_finished for w in watchers),
-            "watcher_mb_received": sum(w.bytes_received for w in watchers) / 1e6,
-            "watcher_updates_per_s_each": (sum(w.scripts_finished for w in watchers) / len(watchers) / elapsed
-                                           if watchers else None),
+            **_watcher_figures(watchers, elapsed),
             "server_cpu_s": cpu, "server_cpu_share": cpu / elapsed, "server_peak_rss_mb": rss["peak_kb"] / 1024,
             "server_rss_first_mb": (rss["samples"][0] / 1024) if rss["samples"] else None,
-            "server_rss_last_mb": (rss["samples"][-1] / 1024) if rss["samples"] else None,
-            "watcher_exception_samples": sorted({e for w in watchers for e in w.exceptions})[:5],
-            "watcher_error_samples": sorted({e for w in watchers for e in w.errors})[:5]}
+            "server_rss_last_mb": (rss["samples"][-1] / 1024) if rss["samples"] else None}
 
 
 def main(argv=None) -> int:

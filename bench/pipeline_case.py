@@ -15,8 +15,8 @@ def main() -> None:
     ap.add_argument("--workers", type=int, default=1)
     args = ap.parse_args()
     prepare_process("lenet5")
-    from core.data_source import validate_mnist_dir
-    from core.pipeline import create_dataset
+    from core.data.folders import validate_mnist_dir
+    from core.data.pipeline import create_dataset
     folder = validate_mnist_dir(None)
     ds = create_dataset(folder, "train", None, 64, shuffle=True, num_parallel_workers=args.workers)
     it = ds.create_tuple_iterator(num_epochs=2)

@@ -17,9 +17,10 @@ from core.runtime import prepare_process  # noqa: E402
 
 def main() -> None:
     prepare_process(None)  # what the app process does
-    from core import checkpoint, model_service
+    from core.app import model_service
+    from core.model import checkpoint
     from core.config import TrainConfig
-    from core.networks import build_network
+    from core.model.networks import build_network
     out = {}
     tmp = Path(tempfile.mkdtemp())
     for net in ("lenet5", "mlp"):

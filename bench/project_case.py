@@ -1,4 +1,4 @@
-"""The project's own trainer (core.trainer.train, as the worker runs it) on one configuration, timed the same
+"""The project's own trainer (core.training.loop.train, as the worker runs it) on one configuration, timed the same
 way as bench/reference.py: the wall time between consecutive step events, sync every step.
 
     python bench/project_case.py --network lenet5 --style cell --mode graph --batch 64 [--steps N] [--data DIR]
@@ -36,22 +36,23 @@ def main() -> None:
     t_start = time.perf_counter()
     prepare_process(args.network)
     from core.config import TrainConfig
-    from core.data_source import validate_mnist_dir
-    from core.trainer import train
+    from core.data.folders import validate_mnist_dir
+    from core.training.events import Callback
+    from core.training.loop import train
 
     config = TrainConfig(network=args.network, style=args.style, mode=args.mode, batch_size=args.batch,
                          epochs=args.epochs, val_fraction=args.val_fraction, data_dir=args.data)
     control, marks, state = StopAfter(args.steps), [], {}
 
-    def on_event(e):
-        if e["kind"] == "step":
+    class Marks(Callback):
+        def on_step(self, e):
             marks.append(time.perf_counter())
-            control.seen = e["step"]
-            if e["step"] == 1:
+            control.seen = e.step
+            if e.step == 1:
                 state["cpu0"] = time.process_time()
 
     t_loop = time.perf_counter()
-    train(config, validate_mnist_dir(args.data), on_event, control)
+    train(config, validate_mnist_dir(args.data), [Marks()], control)
     cpu = time.process_time() - state["cpu0"]
     print(json.dumps({"impl": "project", "marks": [m - t_loop for m in marks], "loop_start": t_loop - t_start,
                       "cpu_s_after_first": cpu, "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,

@@ -30,11 +30,11 @@ def main() -> None:
     import numpy as np
     import mindspore as ms
     from core.config import TrainConfig
-    from core.losses import build_loss
-    from core.networks import build_network
-    from core.optim import build_optimizer
+    from core.model.losses import build_loss
+    from core.model.networks import build_network
+    from core.model.optim import build_optimizer
     from core.runtime import set_mode
-    from core.trainer import make_train_step
+    from core.training.steps import make_train_step
 
     cfg = TrainConfig(network=args.network, style=args.style, mode=args.mode, batch_size=args.batch)
     set_mode(cfg.mode)

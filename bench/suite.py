@@ -138,8 +138,8 @@ def part_steps(reps: int, steps: int) -> dict:
 
 def make_60k(folder: Path) -> Path:
     """60,000 training images resampled (with replacement, seeded) from the bundled 5,000 real ones."""
-    from core.data_source import BUNDLED_DIR, load_arrays, validate_mnist_dir
-    from core.idx import write_idx
+    from core.data.folders import BUNDLED_DIR, load_arrays, validate_mnist_dir
+    from core.data.idx import write_idx
     target = folder / "train" / "train-images-idx3-ubyte"
     if target.exists():
         return folder
@@ -179,9 +179,9 @@ def part_overhead(reps: int, steps: int) -> dict:
     import tempfile
     import threading
 
-    from core import launcher
+    from core.runs import launcher
     from core.config import TrainConfig
-    from core.store import RunStore
+    from core.runs.store import RunStore
 
     def dashboard(_script, _args, _preset):
         store = RunStore(Path(tempfile.mkdtemp(prefix="bench-store-")))
@@ -200,7 +200,7 @@ def part_overhead(reps: int, steps: int) -> dict:
         done.set()
         run = store.get(run_id)
         assert run.status == "completed", run.message
-        train_s = store.epochs(run_id)[-1]["elapsed"]
+        train_s = store.epochs(run_id)[-1].elapsed
         return {"train_loop_s": train_s, "process_total_s": total}
 
     def plain(_script, args, preset):

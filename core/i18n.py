@@ -1,7 +1,7 @@
 """The UI's words in each language: one catalogue per language in core/locales/<lang>.toml.
 
 Keys are "<section>.<name>" (a section per page); values are str.format templates. Pages never hold a
-user-facing string of their own: they call pages.common.t(key, **values). Config errors come from here
+user-facing string of their own: they call ui.i18n.t(key, **values). Config errors come from here
 too (TrainConfig.errors(lang)); other messages made by core (data checks, run logs) stay in English: the
 command line and the logs share them.
 """

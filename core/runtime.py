@@ -6,6 +6,7 @@ process-wide, so each training process picks it for its network (see bench/ for 
 """
 from __future__ import annotations
 
+import gc
 import os
 import sys
 
@@ -36,7 +37,6 @@ def tune_gc_for_server() -> None:
     global _gc_tuned
     if _gc_tuned:
         return
-    import gc
     gc.collect()
     gc.freeze()  # what is loaded by now lives as long as the server: never scan it again
     gc.set_threshold(50_000, 20, 100)
@@ -54,7 +54,7 @@ def child_environment(**extra: str) -> dict[str, str]:
 
 def set_mode(mode: str) -> None:
     """Select Graph or PyNative execution; PyNative gets blocking launches (far steadier step times on CPU)."""
-    import mindspore as ms
+    import mindspore as ms  # deferred: this module sets what must be set before mindspore is imported
     if mode == "graph":
         ms.set_context(mode=ms.GRAPH_MODE)
     elif mode == "pynative":

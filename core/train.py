@@ -8,18 +8,24 @@ from __future__ import annotations
 import argparse
 import shutil
 import sys
-import time
 from dataclasses import fields
 
+from tqdm import tqdm
+
+import core.config as c
 from core.config import LABELS, ConfigError, TrainConfig, parse_fields
+from core.data.folders import validate_mnist_dir
+from core.data.idx import DataError
+from core.runs.cluster import ClusterSpec
+from core.runs.store import RunBusy, RunStore
 from core.runtime import prepare_process
+from core.training.events import Callback, EpochMetrics, LogEvent, PhaseEvent, StepEvent
 
 CHOICES = {"network": "NETWORKS", "style": "STYLES", "mode": "MODES", "optimizer": "OPTIMIZERS",
            "loss": "LOSSES", "amp_level": "AMP_LEVELS"}
 
 
 def build_parser() -> argparse.ArgumentParser:
-    import core.config as c
     ap = argparse.ArgumentParser(description="Train LeNet-5 or an MLP on MNIST with MindSpore.")
     defaults = TrainConfig()
     for f in fields(TrainConfig):
@@ -60,31 +66,39 @@ def config_from_args(args: argparse.Namespace) -> TrainConfig:
     return TrainConfig(**values).validate()
 
 
-class ProgressBar:
-    """One-line progress bar with ETA on stderr; epoch summaries on stdout."""
+class ProgressBar(Callback):
+    """A tqdm bar over the run's steps on stderr (loss, samples/s and the trainer's ETA, which leaves out
+    graph compilation); epoch summaries and log lines on stdout. A display must never stop training."""
 
-    def __init__(self, stream=sys.stderr, width: int = 30):
-        self.stream, self.width, self.last = stream, width, 0.0
+    critical = False
 
-    def __call__(self, e: dict) -> None:
-        if e["kind"] == "step" and (time.monotonic() - self.last > 0.2 or e["step"] == e["total_steps"]):
-            self.last = time.monotonic()
-            frac = e["step"] / e["total_steps"]
-            bar = "#" * int(frac * self.width)
-            self.stream.write(f"\r[{bar:<{self.width}}] {frac:6.1%} step {e['step']}/{e['total_steps']} "
-                              f"epoch {e['epoch']} loss {e['loss']:.4f} {e['samples_per_s']:.0f} samples/s "
-                              f"ETA {_duration(e['eta'])}   ")
-            self.stream.flush()
-        elif e["kind"] == "epoch":
-            self.stream.write("\r" + " " * 110 + "\r")
-            val = "" if e["val_acc"] is None else f"  val_loss {e['val_loss']:.4f}  val_acc {e['val_acc']:.4f}"
-            print(f"epoch {e['epoch']:>3}  train_loss {e['train_loss']:.4f}  train_acc {e['train_acc']:.4f}{val}  "
-                  f"{e['epoch_seconds']:.1f}s", flush=True)
-        elif e["kind"] == "phase" and e["phase"] == "compiling":
-            self.stream.write("compiling the graph...\r")
-            self.stream.flush()
-        elif e["kind"] == "log":
-            print(e["message"], flush=True)
+    def __init__(self, stream=sys.stderr):
+        self.stream = stream
+        self.bar: tqdm | None = None
+
+    def on_phase(self, e: PhaseEvent) -> None:
+        if e.phase == "compiling":
+            tqdm.write("compiling the graph...", file=sys.stdout)
+
+    def on_step(self, e: StepEvent) -> None:
+        if self.bar is None:
+            self.bar = tqdm(total=e.total_steps, initial=e.step - 1, unit="step", file=self.stream, mininterval=0.2,
+                            dynamic_ncols=True, bar_format="{l_bar}{bar}| {n_fmt}/{total_fmt}{postfix}")
+        self.bar.set_postfix_str(f"epoch {e.epoch} loss {e.loss:.4f} {e.samples_per_s:.0f} samples/s "
+                                 f"ETA {_duration(e.eta)}", refresh=False)
+        self.bar.update(e.step - self.bar.n)
+
+    def on_epoch(self, e: EpochMetrics) -> None:
+        val = "" if e.val_acc is None else f"  val_loss {e.val_loss:.4f}  val_acc {e.val_acc:.4f}"
+        tqdm.write(f"epoch {e.epoch:>3}  train_loss {e.train_loss:.4f}  train_acc {e.train_acc:.4f}{val}  "
+                   f"{e.epoch_seconds:.1f}s", file=sys.stdout)
+
+    def on_log(self, e: LogEvent) -> None:
+        tqdm.write(e.message, file=sys.stdout)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
 
 
 def _duration(s: float) -> str:
@@ -108,9 +122,6 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: --{k.replace('_', '-')}: {msg}", file=sys.stderr)
     if problems:
         return 2
-    from core.data_source import validate_mnist_dir
-    from core.idx import DataError
-    from core.store import RunBusy, RunStore
     try:
         validate_mnist_dir(config.data_dir)
     except DataError as e:
@@ -131,7 +142,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _resume(args: argparse.Namespace) -> int:
-    from core.store import RunBusy, RunStore
     try:
         store = RunStore(args.store)
         run = store.prepare_resume(args.resume)
@@ -143,19 +153,21 @@ def _resume(args: argparse.Namespace) -> int:
     return _execute(store, run.id, args.out, cluster_from_args(args))
 
 
-def cluster_from_args(args: argparse.Namespace):
-    from core.distributed import ClusterSpec
+def cluster_from_args(args: argparse.Namespace) -> ClusterSpec:
     return ClusterSpec(local_workers=args.local_workers, master_addr=args.master_addr, master_port=args.master_port,
                        node_rank=args.node_rank, cluster_timeout_s=args.cluster_timeout)
 
 
-def _execute(store, run_id: str, out: str | None, cluster=None) -> int:
-    from core.execute import execute
+def _execute(store: RunStore, run_id: str, out: str | None, cluster: ClusterSpec) -> int:
+    from core.runs.execute import execute  # deferred: imports mindspore, after prepare_process
+    progress = ProgressBar()
     try:
-        status = execute(store, run_id, echo=ProgressBar(), cluster=cluster)
+        status = execute(store, run_id, [progress], cluster)
     except Exception as e:
         print(f"\nerror: {e}", file=sys.stderr)
         return 1
+    finally:
+        progress.close()
     run = store.get(run_id)
     print(f"{status}: {run.message}")
     if out and run.checkpoint:

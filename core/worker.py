@@ -1,4 +1,4 @@
-"""Training worker process: python -m core.worker <run-id> [--store DIR]
+"""The worker process of one run: python -m core.worker <run-id> [--store DIR]
 
 Started by the dashboard with subprocess (not multiprocessing, which would re-import the Streamlit page).
 It picks its MindSpore environment for the run's network before importing mindspore.
@@ -10,7 +10,7 @@ import signal
 import sys
 
 from core.runtime import prepare_process
-from core.store import RunStore
+from core.runs.store import RunStore
 
 
 def _raise_interrupt(signum, frame):
@@ -41,7 +41,7 @@ def main(argv: list[str] | None = None) -> int:
     if opened is None:
         return 2
     store, run = opened
-    from core.execute import execute
+    from core.runs.execute import execute  # deferred: imports mindspore, after open_run's prepare_process
     try:
         status = execute(store, run.id)
     except Exception as e:

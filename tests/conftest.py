@@ -1,4 +1,5 @@
-"""Shared fixtures: real MNIST from ../shared/data, small subsets of it, and an isolated run store."""
+"""Shared fixtures: real MNIST from ../shared/data, small subsets of it, an isolated run store, a trained
+checkpoint and a store holding it."""
 from __future__ import annotations
 
 import os
@@ -11,8 +12,14 @@ from core.runtime import prepare_process
 
 prepare_process("lenet5")  # before any test imports mindspore
 
-from core.data_source import PROJECT_ROOT  # noqa: E402
-from core.idx import read_images, read_labels, write_idx  # noqa: E402
+from core import PROJECT_ROOT  # noqa: E402
+from core.app import model_service  # noqa: E402
+from core.config import TrainConfig  # noqa: E402
+from core.data.folders import validate_mnist_dir  # noqa: E402
+from core.data.idx import read_images, read_labels, write_idx  # noqa: E402
+from core.model import checkpoint  # noqa: E402
+from core.runs.store import RunStore  # noqa: E402
+from core.training.loop import train  # noqa: E402
 
 SHARED = Path(os.environ.get("STUDIO_SHARED_DATA", PROJECT_ROOT.parent / "shared" / "data"))
 
@@ -49,9 +56,26 @@ def small_mnist(tmp_path_factory, shared_mnist) -> Path:
 
 
 @pytest.fixture
-def store(tmp_path):
-    from core.store import RunStore
+def store(tmp_path, monkeypatch):
+    """An empty run store, also the one the pages (AppTest) and child processes see ($STUDIO_DATA_DIR)."""
+    monkeypatch.setenv("STUDIO_DATA_DIR", str(tmp_path / "store"))
     return RunStore(tmp_path / "store")
+
+
+@pytest.fixture(scope="module")
+def trained_ckpt(tmp_path_factory, small_mnist):
+    """A checkpoint of an MLP trained one epoch on small_mnist."""
+    cfg = TrainConfig(network="mlp", mode="pynative", optimizer="adam", learning_rate=0.002, epochs=1,
+                      data_dir=str(small_mnist))
+    result = train(cfg, validate_mnist_dir(small_mnist))
+    return checkpoint.save(result.net, cfg, tmp_path_factory.mktemp("ck") / "mlp.ckpt")
+
+
+@pytest.fixture
+def with_run(store, trained_ckpt):
+    """The store with trained_ckpt imported as a finished run: (store, run id)."""
+    run_id = model_service.import_checkpoint(store, trained_ckpt.read_bytes(), "mlp.ckpt")
+    return store, run_id
 
 
 @pytest.fixture

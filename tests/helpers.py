@@ -4,7 +4,7 @@ import subprocess
 import sys
 import time
 
-from core.data_source import PROJECT_ROOT
+from core import PROJECT_ROOT
 
 
 def cli(*args, timeout=300):

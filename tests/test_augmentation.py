@@ -4,9 +4,10 @@ import mindspore.dataset as ds
 import numpy as np
 
 from core.config import TrainConfig, parse_fields
-from core.data_source import validate_mnist_dir
-from core.pipeline import create_dataset
-from core.trainer import train
+from core.data.folders import validate_mnist_dir
+from core.data.pipeline import create_dataset
+from core.training.events import EventLog, StepEvent
+from core.training.loop import train
 
 
 def first_batch(folder, augment, seed=0):
@@ -46,7 +47,8 @@ def test_a_run_with_augmentation_trains_and_the_option_parses(small_mnist):
     assert values == {"augment": True} and not errors
     assert "augment" in TrainConfig(augment="yes").errors()
     cfg = TrainConfig(network="mlp", mode="pynative", epochs=2, augment=True, data_dir=str(small_mnist))
-    losses = []
-    result = train(cfg, validate_mnist_dir(small_mnist), lambda e: e["kind"] == "step" and losses.append(e["loss"]))
+    events = EventLog()
+    result = train(cfg, validate_mnist_dir(small_mnist), [events])
+    losses = [e.loss for e in events.of(StepEvent)]
     assert result.status == "completed" and np.mean(losses[-10:]) < np.mean(losses[:10])
-    assert result.history[-1]["val_acc"] > 0.25  # well above chance (0.1) after 34 steps on distorted images
+    assert result.history[-1].val_acc > 0.25  # well above chance (0.1) after 34 steps on distorted images

@@ -2,7 +2,7 @@
 train a short run live, reload mid-run, see it from a second browser, evaluate, draw a 7 and read it."""
 import pytest
 
-from core.data_source import PROJECT_ROOT
+from core import PROJECT_ROOT
 from tests.server import CHROMIUM, CHROMIUM_ARGS, require_chromium, start_server
 
 SHOTS = PROJECT_ROOT / "docs" / "screenshots"
@@ -34,6 +34,24 @@ def nav(page, title: str):
 
 def shot(page, name: str):
     page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
+
+
+def test_a_deep_link_that_is_a_fresh_servers_first_request_opens_inside_the_frame(tmp_path, browser):
+    """Streamlit runs a script of a pages/ folder on its own for such a request; ours are in app_pages/, so
+    st.navigation routes it and the page gets the frame: the sidebar's links, status and language switch."""
+    fresh = start_server(tmp_path / "store")
+    try:
+        page = browser.new_page(viewport={"width": 1400, "height": 900})
+        page.goto(fresh.url + "/runs?lang=zh")
+        expect(page.get_by_role("heading", name="运行记录")).to_be_visible(timeout=60_000)
+        sidebar = page.locator('[data-testid="stSidebar"]')
+        expect(sidebar.locator('[data-testid="stPageLink"]')).to_have_count(8)
+        expect(sidebar.get_by_text("没有正在训练的运行")).to_be_visible()
+        assert "Page not found" not in page.inner_text("body")
+        nav(page, "训练")
+        expect(page.get_by_role("button", name="开始训练")).to_be_visible(timeout=30_000)
+    finally:
+        fresh.stop()
 
 
 def test_train_live_reload_second_browser_evaluate_and_draw(server, browser):

@@ -4,7 +4,7 @@ import time
 
 import pytest
 
-from core import launcher
+from core.runs import launcher
 from core.config import TrainConfig
 from tests.helpers import cli, wait_for
 
@@ -17,7 +17,7 @@ def test_cli_trains_records_the_run_and_evaluate_reports(tmp_path, small_mnist, 
     assert "epoch   2" in p.stdout and "ETA" in p.stderr and out.exists()
     (run,) = store.list_runs()
     assert (run.name, run.source, run.status) == ("from-cli", "cli", "completed")
-    assert len(store.epochs(run.id)) == 2 and store.steps(run.id)[-1]["step"] == run.step == 2 * 17
+    assert len(store.epochs(run.id)) == 2 and store.steps(run.id)[-1].step == run.step == 2 * 17
     e = cli("core.evaluate", str(out), "--data-dir", str(small_mnist))
     assert e.returncode == 0, e.stderr
     assert "(test, 500 images)" in e.stdout and "accuracy 0." in e.stdout and "confusion matrix" in e.stdout

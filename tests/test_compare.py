@@ -2,12 +2,13 @@
 reproduces it (same seed, same settings: same losses)."""
 import numpy as np
 
-from core import launcher
-from core.compare import config_differences, curves
+from core.runs import launcher
+from core.app.compare import config_differences, curves
 from core.config import TrainConfig
-from core.data_source import validate_mnist_dir
-from core.trainer import train
-from tests.apptest import page, store, trained_ckpt, with_run  # noqa: F401  (fixtures)
+from core.data.folders import validate_mnist_dir
+from core.training.events import EpochMetrics, EventLog, StepEvent
+from core.training.loop import train
+from tests.apptest import page
 from tests.helpers import wait_for
 
 
@@ -16,8 +17,8 @@ def fake_run(store, config, name, losses, accs):
     store.add_steps(run_id, [(i + 1, 1 + i // 10, loss, 0.1 * (i + 1)) for i, loss in enumerate(losses)],
                     step=len(losses))
     for e, acc in enumerate(accs, 1):
-        store.add_epoch(run_id, {"epoch": e, "train_loss": 1 / e, "train_acc": acc, "val_loss": 1 / e,
-                                 "val_acc": acc, "epoch_seconds": 1.0, "samples_per_s": 100.0, "elapsed": float(e)})
+        store.add_epoch(run_id, EpochMetrics(epoch=e, train_loss=1 / e, train_acc=acc, val_loss=1 / e,
+                                 val_acc=acc, epoch_seconds=1.0, samples_per_s=100.0, elapsed=float(e)))
     store.update(run_id, best_val_acc=max(accs), best_epoch=len(accs), epoch=len(accs))
     store.finish(run_id, "completed")
     return run_id
@@ -62,8 +63,8 @@ def test_a_re_run_reproduces_the_run(small_mnist):
     folder = validate_mnist_dir(small_mnist)
     runs = []
     for _ in range(2):
-        losses = []
-        result = train(cfg, folder, lambda e: e["kind"] == "step" and losses.append(e["loss"]))
-        runs.append((np.array(losses), [h["val_acc"] for h in result.history]))
+        events = EventLog()
+        result = train(cfg, folder, [events])
+        runs.append((np.array([e.loss for e in events.of(StepEvent)]), [h.val_acc for h in result.history]))
     np.testing.assert_allclose(runs[0][0], runs[1][0], rtol=1e-5, atol=1e-6)
     assert runs[0][1] == runs[1][1]

@@ -7,11 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from core import checkpoint, launcher
+from core.model import checkpoint
+from core.runs import launcher
 from core.config import TrainConfig
-from core.distributed import ClusterSpec, free_port
-from core.execute import execute, weights_checksum
-from tests.apptest import page, store  # noqa: F401  (store: a run store the pages use too)
+from core.runs.cluster import ClusterSpec, free_port
+from core.runs.execute import execute
+from core.training.weights import weights_checksum
+from tests.apptest import page
 from tests.helpers import cli, wait_for
 
 pytestmark = pytest.mark.skipif(not Path("/proc").is_dir(), reason="process checks read /proc")
@@ -42,34 +44,34 @@ def cfg(data, **kw) -> TrainConfig:
                           **kw})
 
 
-def test_two_workers_train_in_both_styles_with_identical_weights(store, small_mnist):  # noqa: F811
+def test_two_workers_train_in_both_styles_with_identical_weights(store, small_mnist):
     histories = {}
     for style in ("cell", "functional"):
         run_id = store.create_run(cfg(small_mnist, style=style), source="cli")
         assert execute(store, run_id) == "completed"
         run = store.get(run_id)
-        workers = store.workers(run_id)
-        assert [w["rank"] for w in workers] == [0, 1] and {w["state"] for w in workers} == {"completed"}
-        sums = {w["weights_sha256"] for w in workers}
+        workers = store.ranks(run_id)
+        assert [w.rank for w in workers] == [0, 1] and {w.state for w in workers} == {"completed"}
+        sums = {w.weights_sha256 for w in workers}
         assert len(sums) == 1 and None not in sums  # every worker ends with the same weights...
         assert sums == {weights_checksum(checkpoint.load(run.checkpoint).net)}  # ...the checkpoint's
         epochs = store.epochs(run_id)
-        assert [e["epoch"] for e in epochs] == [1, 2] and epochs[1]["train_loss"] < epochs[0]["train_loss"]
-        assert epochs[1]["val_acc"] > 0.6
+        assert [e.epoch for e in epochs] == [1, 2] and epochs[1].train_loss < epochs[0].train_loss
+        assert epochs[1].val_acc > 0.6
         steps = store.steps(run_id)
         assert len(steps) == run.total_steps == 2 * 17  # 1,080 images / 2 workers / 32 per worker, per epoch
-        logs = " ".join(line["message"] for line in store.logs(run_id))
+        logs = " ".join(line.message for line in store.logs(run_id))
         assert "2 workers × 32 samples per step (global batch 64)" in logs
         assert {"worker_0.log", "worker_1.log", "scheduler.log"} <= {
             p.name for p in (store.logs_dir / run_id).iterdir()}  # every rank's log is kept with the run
         no_processes_left(run_id)
-        histories[style] = [v for e in epochs for v in (e["train_loss"], e["val_loss"])]
+        histories[style] = [v for e in epochs for v in (e.train_loss, e.val_loss)]
     assert histories["cell"] == pytest.approx(histories["functional"], rel=1e-4)  # the same training
 
 
-def test_stop_from_the_dashboard_ends_every_worker_and_the_run_resumes(store, small_mnist):  # noqa: F811
+def test_stop_from_the_dashboard_ends_every_worker_and_the_run_resumes(store, small_mnist):
     run_id = launcher.start(store, cfg(small_mnist, network="mlp", epochs=40))
-    wait_for(lambda: len(ws := store.workers(run_id)) == 2 and all(w["step"] >= 20 for w in ws), timeout=90,
+    wait_for(lambda: len(ws := store.ranks(run_id)) == 2 and all(w.step >= 20 for w in ws), timeout=90,
              what="both workers to train")
     store.request(run_id, "pause")  # both workers pause, at the same step
     wait_for(lambda: store.get(run_id).status == "paused", timeout=30, what="the pause")
@@ -81,10 +83,10 @@ def test_stop_from_the_dashboard_ends_every_worker_and_the_run_resumes(store, sm
     wait_for(lambda: store.get(run_id).step > held + 5, timeout=30, what="training to resume")
     launcher.stop(store, run_id)
     run = wait_for(lambda: (r := store.get(run_id)).status == "stopped" and r, timeout=30, what="the stop")
-    workers = store.workers(run_id)
-    assert {w["state"] for w in workers} == {"stopped"}
-    assert workers[0]["step"] == workers[1]["step"]  # they stopped together, at the same step
-    assert len({w["weights_sha256"] for w in workers}) == 1
+    workers = store.ranks(run_id)
+    assert {w.state for w in workers} == {"stopped"}
+    assert workers[0].step == workers[1].step  # they stopped together, at the same step
+    assert len({w.weights_sha256 for w in workers}) == 1
     no_processes_left(run_id)
     at = page("train")  # the Train page lists each worker
     assert not at.exception, [e.value for e in at.exception]
@@ -97,27 +99,27 @@ def test_stop_from_the_dashboard_ends_every_worker_and_the_run_resumes(store, sm
     launcher.resume(store, run_id)
     done = wait_for(lambda: (r := store.get(run_id)).status == "completed" and r, timeout=120, what="the resume")
     assert done.epoch == run.epoch + 1
-    assert len({w["weights_sha256"] for w in store.workers(run_id)}) == 1
+    assert len({w.weights_sha256 for w in store.ranks(run_id)}) == 1
     no_processes_left(run_id)
 
 
-def test_a_killed_worker_ends_the_run_as_failed_naming_it(store, small_mnist):  # noqa: F811
+def test_a_killed_worker_ends_the_run_as_failed_naming_it(store, small_mnist):
     run_id = launcher.start(store, cfg(small_mnist, network="mlp", epochs=40))
-    ws = wait_for(lambda: len(w := store.workers(run_id)) == 2 and all(x["step"] >= 10 for x in w) and w,
+    ws = wait_for(lambda: len(w := store.ranks(run_id)) == 2 and all(x.step >= 10 for x in w) and w,
                   timeout=90, what="both workers to train")
-    os.kill(ws[1]["pid"], signal.SIGKILL)
+    os.kill(ws[1].pid, signal.SIGKILL)
     t = time.monotonic()
     run = wait_for(lambda: (r := store.get(run_id)).status == "failed" and r, timeout=30, what="the failure")
     assert time.monotonic() - t < 15  # well within the cluster time-out
-    assert f"worker rank 1 (pid {ws[1]['pid']}) ended unexpectedly" in run.message
+    assert f"worker rank 1 (pid {ws[1].pid}) ended unexpectedly" in run.message
     assert "resume the run" in run.message
-    states = {w["rank"]: w["state"] for w in store.workers(run_id)}
+    states = {w.rank: w.state for w in store.ranks(run_id)}
     assert states == {0: "stopped", 1: "died"}
     no_processes_left(run_id)
     assert not store.get(run_id).active  # the store stays consistent: nothing left 'running'
 
 
-def test_a_port_in_use_is_refused_with_a_clear_error(store, small_mnist):  # noqa: F811
+def test_a_port_in_use_is_refused_with_a_clear_error(store, small_mnist):
     with socket.socket() as busy:
         busy.bind(("127.0.0.1", 0))
         busy.listen()
@@ -145,7 +147,7 @@ def test_two_hosts_rehearsed_on_loopback(tmp_path, small_mnist):
     rank 0 and records the run; host 1 runs rank 1."""
     import subprocess
     import sys
-    from core.data_source import PROJECT_ROOT
+    from core import PROJECT_ROOT
     port = str(free_port())
     common = ["--workers", "2", "--local-workers", "1", "--master-port", port, "--epochs", "1", "--network", "mlp",
               "--data-dir", str(small_mnist)]
@@ -159,7 +161,7 @@ def test_two_hosts_rehearsed_on_loopback(tmp_path, small_mnist):
     assert "host 0 (node rank 0) records the run" in outs[1]
 
 
-def test_a_worker_that_fails_with_its_own_error_names_it_and_ends_the_others(store, small_mnist):  # noqa: F811
+def test_a_worker_that_fails_with_its_own_error_names_it_and_ends_the_others(store, small_mnist):
     """Rank 0 cannot write its checkpoint (a real 4 MB tmpfs: one 2.7 MB MLP checkpoint fits, a second copy
     does not): the run fails with rank 0's own message, and rank 1, ended by msrun, is marked stopped."""
     import subprocess
@@ -173,9 +175,9 @@ def test_a_worker_that_fails_with_its_own_error_names_it_and_ends_the_others(sto
         assert execute(store, run_id) == "failed"
         run = store.get(run_id)
         assert "could not write the checkpoint of epoch 2" in run.message and "epoch 1 is intact" in run.message
-        states = {w["rank"]: w["state"] for w in store.workers(run_id)}
+        states = {w.rank: w.state for w in store.ranks(run_id)}
         assert states == {0: "failed", 1: "stopped"}
-        assert "rank 0 failed" in store.workers(run_id)[1]["message"]
+        assert "rank 0 failed" in store.ranks(run_id)[1].message
         no_processes_left(run_id)
     finally:
         subprocess.run(["umount", str(folder)], check=True)

@@ -3,12 +3,13 @@ checkpoint predicts; the Runs page exports and offers the file."""
 import numpy as np
 import pytest
 
-from core import checkpoint, model_service
+from core.app import model_service
+from core.model import checkpoint
 from core.config import TrainConfig
-from core.export import export, predict_mindir
-from core.idx import read_images
-from core.networks import build_network
-from tests.apptest import page, store, trained_ckpt, with_run  # noqa: F401  (fixtures)
+from core.model.export import export, predict_mindir
+from core.data.idx import read_images
+from core.model.networks import build_network
+from tests.apptest import page
 
 
 @pytest.mark.parametrize("network", ["lenet5", "mlp"])

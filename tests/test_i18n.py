@@ -8,13 +8,13 @@ import pytest
 
 from core import i18n
 from core.config import AMP_LEVELS, LOSSES, MODES, NETWORKS, OPTIMIZERS, STYLES, TrainConfig
-from core.data_source import PROJECT_ROOT
-from core.store import ACTIVE, FINISHED
-from pages.common import PAGES
+from core import PROJECT_ROOT
+from core.runs.store import ACTIVE, FINISHED
+from ui.navigation import PAGES
 from streamlit.testing.v1 import AppTest
-from tests.apptest import APP, page, store, trained_ckpt, with_run  # noqa: F401
+from tests.apptest import APP, page
 
-UI_FILES = sorted((PROJECT_ROOT / "pages").glob("*.py")) + [PROJECT_ROOT / "app.py"]
+UI_FILES = sorted(p for d in ("app_pages", "ui") for p in (PROJECT_ROOT / d).glob("*.py")) + [PROJECT_ROOT / "app.py"]
 CJK = re.compile(r"[\u4e00-\u9fff]")
 # Streamlit arguments that people read; everything else (keys, formats, types) is for the program.
 READ_BY_PEOPLE = {"label", "help", "placeholder", "caption", "text", "body", "title", "page_title"}
@@ -100,7 +100,7 @@ def test_no_page_writes_text_of_its_own():
 
 
 @pytest.mark.parametrize("url", ["data", "configure", "train", "evaluate", "draw", "compare", "weights", "runs"])
-def test_every_page_speaks_chinese_when_the_link_says_so(with_run, url):  # noqa: F811
+def test_every_page_speaks_chinese_when_the_link_says_so(with_run, url):
     at = page(url, {"lang": "zh"})
     assert not at.exception, [e.value for e in at.exception]
     title = at.title[0].value
@@ -108,7 +108,7 @@ def test_every_page_speaks_chinese_when_the_link_says_so(with_run, url):  # noqa
     assert "zh" in str(at.query_params.get("lang"))  # still in the URL after moving to the page
 
 
-def test_the_sidebar_switch_changes_the_language_and_the_link(store):  # noqa: F811
+def test_the_sidebar_switch_changes_the_language_and_the_link(store):
     at = AppTest.from_file(APP, default_timeout=60).run()  # the Train page, with its sidebar
     assert at.title[0].value.endswith("Train") and "lang" not in at.query_params
     at.selectbox(key="lang_choice").set_value("zh").run()
@@ -127,7 +127,7 @@ def test_the_sidebar_switch_changes_the_language_and_the_link(store):  # noqa: F
     assert shared.title[0].value.endswith("Train") and "lang" not in shared.query_params
 
 
-def test_an_unknown_language_in_the_link_is_explained(store):  # noqa: F811
+def test_an_unknown_language_in_the_link_is_explained(store):
     at = AppTest.from_file(APP, default_timeout=60)
     at.query_params["lang"] = "fr"
     at.run()
@@ -136,7 +136,7 @@ def test_an_unknown_language_in_the_link_is_explained(store):  # noqa: F811
     assert at.title[0].value.endswith("Train")
 
 
-def test_setting_errors_are_in_the_users_language(store):  # noqa: F811
+def test_setting_errors_are_in_the_users_language(store):
     at = page("configure", {"lang": "zh"})
     at.text_input(key="cfg_epochs").set_value("abc").run()
     at.text_input(key="cfg_batch_size").set_value("0").run()

@@ -3,13 +3,14 @@ core functions and on the Evaluate and Draw pages."""
 import numpy as np
 import pytest
 
-from core import checkpoint, model_service
+from core.app import model_service
+from core.model import checkpoint
 from core.config import TrainConfig
-from core.idx import read_images
-from core.inspect_net import class_gradient, inspect
-from core.networks import build_network
-from core.pipeline import preprocess_numpy
-from tests.apptest import page, store, trained_ckpt, with_run  # noqa: F401  (fixtures)
+from core.data.idx import read_images
+from core.model.inspection import class_gradient, inspect
+from core.model.networks import build_network
+from core.data.pipeline import preprocess_numpy
+from tests.apptest import page
 
 
 @pytest.fixture(scope="module")

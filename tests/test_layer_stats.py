@@ -5,9 +5,12 @@ import numpy as np
 import pytest
 
 from core.config import TrainConfig
-from core.data_source import validate_mnist_dir
-from core.layer_stats import LayerStat, diagnose, summarize
-from tests.apptest import page, store  # noqa: F401  (store: a run store the pages use too)
+from core.data.folders import validate_mnist_dir
+from core.training.layer_stats import LayerStat, diagnose, summarize
+from core.training import loop
+from core.training.events import Callback, EventLog, LayersEvent
+from core.training.weights import snapshot
+from tests.apptest import page
 
 
 @pytest.fixture(scope="module")
@@ -49,34 +52,36 @@ def test_diagnose_names_dead_and_exploding_layers_only():
 def test_trainer_records_the_real_gradients_of_each_epochs_last_step(folder, monkeypatch, style):
     """Plain SGD: the weights after an epoch's last step are the weights before it minus lr x gradient,
     so the recorded gradient statistics must match (before - after) / lr for every parameter."""
-    from core import trainer
     lr = 0.05
     before = {}
-    real = trainer.make_train_step
+    real = loop.make_train_step
 
     def spying(config, net, loss_fn, optimizer, parallel=None):
         step = real(config, net, loss_fn, optimizer, parallel)
         inner = step.with_grads
 
         def with_grads(data, label):
-            before[len(before) + 1] = trainer.snapshot(net)
+            before[len(before) + 1] = snapshot(net)
             return inner(data, label)
         step.with_grads = with_grads
         return step
 
-    monkeypatch.setattr(trainer, "make_train_step", spying)
+    monkeypatch.setattr(loop, "make_train_step", spying)
     cfg = TrainConfig(network="lenet5", style=style, mode="graph", optimizer="sgd", learning_rate=lr,
                       batch_size=64, epochs=2, val_fraction=0.1)
-    after, events = {}, []
-    trainer.train(cfg, folder, events.append, on_epoch_end=lambda net, m: after.__setitem__(m["epoch"],
-                                                                                          trainer.snapshot(net)))
-    layers = [e for e in events if e["kind"] == "layers"]
-    assert [e["epoch"] for e in layers] == [0, 1, 2]
-    assert {s.kind for s in layers[0]["stats"]} == {"weight"}  # before training: no gradient yet
+    after, events = {}, EventLog()
+
+    class KeepWeights(Callback):
+        def on_epoch_end(self, net, metrics):
+            after[metrics.epoch] = snapshot(net)
+    loop.train(cfg, folder, [events, KeepWeights()])
+    layers = events.of(LayersEvent)
+    assert [e.epoch for e in layers] == [0, 1, 2]
+    assert {s.kind for s in layers[0].stats} == {"weight"}  # before training: no gradient yet
     names = list(after[1])
     assert len(names) == 10  # LeNet-5: 5 layers x (weight, bias)
     for e in (1, 2):
-        stats = {(s.param, s.kind): s for s in layers[e]["stats"]}
+        stats = {(s.param, s.kind): s for s in layers[e].stats}
         assert set(stats) == {(n, k) for n in names for k in ("weight", "grad")}
         for n in names:
             assert stats[(n, "weight")].mean == pytest.approx(float(after[e][n].astype(np.float64).mean()), abs=1e-9)
@@ -85,12 +90,12 @@ def test_trainer_records_the_real_gradients_of_each_epochs_last_step(folder, mon
             assert g.norm == pytest.approx(float(np.linalg.norm(implied)), rel=1e-3), n
             assert g.mean == pytest.approx(float(implied.mean()), abs=1e-4 + 1e-3 * abs(implied.mean())), n
             assert g.norm > 0
-    grad_norms = [{s.param: s.norm for s in layers[e]["stats"] if s.kind == "grad"} for e in (1, 2)]
+    grad_norms = [{s.param: s.norm for s in layers[e].stats if s.kind == "grad"} for e in (1, 2)]
     assert grad_norms[0] != grad_norms[1]  # a new gradient each epoch, not a cached one
 
 
 def test_a_stored_run_keeps_its_layer_statistics(store, small_mnist):
-    from core.execute import execute
+    from core.runs.execute import execute
     cfg = TrainConfig(network="mlp", mode="graph", epochs=2, batch_size=128, data_dir=str(small_mnist))
     run_id = store.create_run(cfg, source="cli")
     assert execute(store, run_id) == "completed"

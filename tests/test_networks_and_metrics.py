@@ -2,8 +2,8 @@ import numpy as np
 import pytest
 
 import mindspore as ms
-from core.metrics import report
-from core.networks import build_network, count_parameters, summarize
+from core.model.metrics import report
+from core.model.networks import build_network, count_parameters, summarize
 
 
 @pytest.mark.parametrize("name, params, shapes", [

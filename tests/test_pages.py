@@ -2,7 +2,7 @@
 import pytest
 
 from core.config import TrainConfig
-from tests.apptest import page, store, trained_ckpt, with_run  # noqa: F401  (fixtures)
+from tests.apptest import page
 from tests.helpers import wait_for
 
 

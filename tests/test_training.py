@@ -6,8 +6,10 @@ import numpy as np
 import pytest
 
 from core.config import TrainConfig
-from core.data_source import validate_mnist_dir
-from core.trainer import snapshot, train
+from core.data.folders import validate_mnist_dir
+from core.training.events import Callback, EpochMetrics, EventLog, StepEvent
+from core.training.loop import train
+from core.training.weights import snapshot
 
 
 @pytest.fixture(scope="module")
@@ -16,7 +18,7 @@ def folder(small_mnist):
 
 
 def _step_losses(events):
-    return [e["loss"] for e in events if e["kind"] == "step"]
+    return [e.loss for e in events.of(StepEvent)]
 
 
 @pytest.mark.parametrize("mode", ["graph", "pynative"])
@@ -26,37 +28,41 @@ def test_both_styles_train_and_agree(folder, mode):
     for style in ("cell", "functional"):
         cfg = TrainConfig(network="lenet5", style=style, mode=mode, optimizer="adam", learning_rate=0.003,
                           batch_size=32, epochs=1, val_fraction=0.1)
-        events = []
-        result = train(cfg, folder, events.append)
+        events = EventLog()
+        result = train(cfg, folder, [events])
         losses = _step_losses(events)
         assert result.status == "completed" and len(losses) == 34  # 1,078 images / 32
         assert np.mean(losses[-5:]) < 0.6 * np.mean(losses[:5]), losses
-        epoch = [e for e in events if e["kind"] == "epoch"][0]
-        assert epoch["val_acc"] > 0.5 and 0 < epoch["train_acc"] <= 1
-        assert {"samples_per_s", "eta", "elapsed"} <= set(epoch)
+        epoch = events.of(EpochMetrics)[0]
+        assert epoch.val_acc > 0.5 and 0 < epoch.train_acc <= 1
+        assert None not in (epoch.samples_per_s, epoch.eta, epoch.elapsed)
         streams[style] = losses
     assert np.allclose(streams["cell"], streams["functional"], rtol=1e-3, atol=1e-4)
 
 
 def test_every_epoch_sees_a_new_order_and_the_loss_keeps_falling(folder):
     cfg = TrainConfig(network="mlp", mode="graph", epochs=3, batch_size=64)
-    events = []
-    result = train(cfg, folder, events.append)
-    epochs = [e for e in events if e["kind"] == "epoch"]
-    assert [e["epoch"] for e in epochs] == [1, 2, 3] and result.steps == 3 * 17
-    assert epochs[2]["train_loss"] < epochs[0]["train_loss"]
-    assert epochs[-1]["eta"] == 0
+    events = EventLog()
+    result = train(cfg, folder, [events])
+    epochs = events.of(EpochMetrics)
+    assert [e.epoch for e in epochs] == [1, 2, 3] and result.steps == 3 * 17
+    assert epochs[2].train_loss < epochs[0].train_loss
+    assert epochs[-1].eta == 0
 
 
 def test_early_stopping_restores_the_best_weights(folder):
     cfg = TrainConfig(network="mlp", mode="graph", optimizer="adam", learning_rate=0.01, epochs=30,
                       batch_size=32, val_fraction=0.2, early_stopping=True, patience=2)
     weights = {}
-    result = train(cfg, folder, on_epoch_end=lambda net, m: weights.__setitem__(m["epoch"], snapshot(net)))
+
+    class KeepWeights(Callback):
+        def on_epoch_end(self, net, metrics):
+            weights[metrics.epoch] = snapshot(net)
+    result = train(cfg, folder, [KeepWeights()])
     assert result.status == "early_stopped", result.history
-    last = result.history[-1]["epoch"]
+    last = result.history[-1].epoch
     assert result.best_epoch == last - 2
-    val = [h["val_loss"] for h in result.history]
+    val = [h.val_loss for h in result.history]
     assert val[result.best_epoch - 1] == min(val)
     final = snapshot(result.net)
     assert all(np.array_equal(final[k], weights[result.best_epoch][k]) for k in final)
@@ -77,18 +83,17 @@ class ScriptedControl:
 def test_pause_resume_and_stop_between_steps(folder):
     control, times = ScriptedControl(), {}
 
-    def on_event(e):
-        if e["kind"] != "step":
-            return
-        times[e["step"]] = time.monotonic()
-        if e["step"] == 3:
-            control.pause.set()
-            threading.Timer(0.6, control.pause.clear).start()
-        if e["step"] == 6:
-            control.stop.set()
+    class Script(Callback):
+        def on_step(self, e):
+            times[e.step] = time.monotonic()
+            if e.step == 3:
+                control.pause.set()
+                threading.Timer(0.6, control.pause.clear).start()
+            if e.step == 6:
+                control.stop.set()
 
     cfg = TrainConfig(network="mlp", mode="pynative", epochs=2, batch_size=32)
-    result = train(cfg, folder, on_event, control)
+    result = train(cfg, folder, [Script()], control)
     assert result.status == "stopped" and result.steps == 6 and "step 6" in result.message
     assert times[4] - times[3] >= 0.55  # it really waited while paused
     assert max(times) == 6
@@ -96,8 +101,8 @@ def test_pause_resume_and_stop_between_steps(folder):
 
 def test_divergence_is_detected_and_stops_the_run(folder):
     cfg = TrainConfig(network="mlp", mode="graph", optimizer="sgd", learning_rate=10.0, epochs=3, batch_size=32)
-    events = []
-    result = train(cfg, folder, events.append)
+    events = EventLog()
+    result = train(cfg, folder, [events])
     assert result.status == "diverged" and result.diverged_at_step is not None
     assert result.steps == result.diverged_at_step and "Lower the learning rate" in result.message
     assert all(np.isfinite(_step_losses(events)))  # the bad loss is not published as a step
@@ -111,18 +116,18 @@ def test_batch_larger_than_the_data_is_refused(folder):
 def test_mixed_precision_trains_on_cpu(folder):
     cfg = TrainConfig(network="mlp", mode="graph", amp_level="O2", optimizer="adam", learning_rate=0.002,
                       batch_size=32, epochs=1)
-    events = []
-    result = train(cfg, folder, events.append)
+    events = EventLog()
+    result = train(cfg, folder, [events])
     losses = _step_losses(events)
     assert result.status == "completed" and np.mean(losses[-5:]) < 0.6 * np.mean(losses[:5])
-    assert result.history[0]["val_acc"] > 0.7
+    assert result.history[0].val_acc > 0.7
 
 
 def test_samples_per_second_counts_the_samples_of_every_timed_step(folder):
-    events = []
-    train(TrainConfig(network="mlp", mode="pynative", epochs=1, batch_size=500), folder, events.append)
-    steps = [e for e in events if e["kind"] == "step"]
+    events = EventLog()
+    train(TrainConfig(network="mlp", mode="pynative", epochs=1, batch_size=500), folder, [events])
+    steps = events.of(StepEvent)
     assert len(steps) == 3  # 1,078 images: 500, 500 and a last batch of 78
     # the first step (compilation) is not timed; the short last batch counts as 78 samples, not 500 or 0
-    expected = (500 + 78) / (steps[1]["step_seconds"] + steps[2]["step_seconds"])
-    assert steps[2]["samples_per_s"] == pytest.approx(expected, rel=1e-9)
+    expected = (500 + 78) / (steps[1].step_seconds + steps[2].step_seconds)
+    assert steps[2].samples_per_s == pytest.approx(expected, rel=1e-9)

@@ -8,10 +8,11 @@ from pathlib import Path
 import pytest
 from streamlit import config as st_config
 
-from core.access import check_data_path, check_run_id, data_roots, is_loopback, password_matches
-from core.data_source import PROJECT_ROOT
-from core.idx import DataError
-from tests.apptest import page, store, trained_ckpt, with_run  # noqa: F401  (fixtures)
+from core.app.access import check_data_path, data_roots, is_loopback, password_matches
+from core.runs.ids import check_run_id
+from core import PROJECT_ROOT
+from core.data.idx import DataError
+from tests.apptest import page
 
 
 @pytest.fixture
@@ -31,7 +32,7 @@ def test_the_gate_is_off_on_loopback_without_a_password(store):
 
 def test_the_gate_asks_for_the_password_and_lets_the_right_one_in(store, monkeypatch):
     monkeypatch.setenv("STUDIO_PASSWORD", "s3cret team")
-    monkeypatch.setattr("pages.gate.FAILED_WAIT_S", 0.0)
+    monkeypatch.setattr("ui.gate.FAILED_WAIT_S", 0.0)
     at = page("runs")
     assert [t.value for t in at.title] == ["🧠 MindSpore Training Studio"]  # nothing of the app is drawn
     assert not at.sidebar.markdown
@@ -43,7 +44,7 @@ def test_the_gate_asks_for_the_password_and_lets_the_right_one_in(store, monkeyp
     at.button[0].click().run()
     assert not at.exception, [e.value for e in at.exception]
     assert at.session_state["_access"] == "granted"
-    at.switch_page("pages/runs.py").run()
+    at.switch_page("app_pages/runs.py").run()
     assert at.title[0].value.endswith("Runs")
 
 
@@ -59,7 +60,7 @@ def test_an_exposed_server_keeps_data_paths_inside_its_roots(store, exposed, mon
     at = page("runs")
     at.text_input(key="login_password").input("pw")
     at.button[0].click().run()
-    at.switch_page("pages/data.py").run()
+    at.switch_page("app_pages/data.py").run()
     at.radio(key="data_source").set_value("folder").run()
     at.text_input(key="folder_path").input(str(small_mnist)).run()  # a real MNIST folder, but outside
     next(b for b in at.button if b.label == "Use this folder").click().run()
@@ -104,8 +105,8 @@ def test_loopback_detection_and_password_comparison():
 def test_uploads_are_never_unpickled_and_size_limited(store):
     """An upload crafted as a pickle that would run code is refused as an unreadable checkpoint."""
     import pickle
-    from core import model_service
-    from core.checkpoint import MAX_CHECKPOINT_BYTES, CheckpointError
+    from core.app import model_service
+    from core.model.checkpoint import MAX_CHECKPOINT_BYTES, CheckpointError
     marker = store.root / "pwned"
 
     class Evil:
@@ -124,7 +125,7 @@ def test_uploads_are_never_unpickled_and_size_limited(store):
 
 def test_no_shell_strings_are_built():
     """Processes are started from argument lists only: no shell=True, os.system or os.popen anywhere."""
-    sources = [p for d in ("core", "pages") for p in (PROJECT_ROOT / d).rglob("*.py")] + [PROJECT_ROOT / "app.py"]
+    sources = [p for d in ("core", "app_pages", "ui") for p in (PROJECT_ROOT / d).rglob("*.py")] + [PROJECT_ROOT / "app.py"]
     offenders = [f"{p.relative_to(PROJECT_ROOT)}: {m.group(0)}" for p in sources
                  for m in re.finditer(r"shell\s*=\s*True|os\.system\(|os\.popen\(", p.read_text())]
     assert len(sources) > 20 and offenders == []

@@ -4,11 +4,11 @@ import numpy as np
 import pytest
 
 import mindspore as ms
-from core import checkpoint
-from core.checkpoint import CheckpointError
+from core.model import checkpoint
+from core.model.checkpoint import CheckpointError
 from core.config import TrainConfig
-from core.networks import build_network
-from core.trainer import snapshot
+from core.model.networks import build_network
+from core.training.weights import snapshot
 
 
 def test_round_trip_is_bit_identical_and_carries_the_config(tmp_path):

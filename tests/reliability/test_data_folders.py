@@ -5,9 +5,9 @@ import shutil
 import numpy as np
 import pytest
 
-import core.idx
-from core.data_source import BUNDLED_DIR, load_arrays, stratified_split, validate_mnist_dir
-from core.idx import DataError
+import core.data.idx
+from core.data.folders import BUNDLED_DIR, load_arrays, stratified_split, validate_mnist_dir
+from core.data.idx import DataError
 
 
 def test_bundled_data_is_the_5000_image_subset():
@@ -117,6 +117,6 @@ def test_unreadable_file(copy, monkeypatch):
             raise PermissionError(13, "Permission denied")
         return real_open(path, *a, **k)
 
-    monkeypatch.setattr(core.idx, "open", deny, raising=False)
+    monkeypatch.setattr(core.data.idx, "open", deny, raising=False)
     m = _message(copy)
     assert "permission denied" in m and "chmod" in m

@@ -6,8 +6,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from core.download import ARCHIVES, DownloadCancelled, download_mnist
-from core.idx import DataError
+from core.data.download_job import DownloadJob
+from core.data.downloader import ARCHIVES, DownloadCancelled, download_mnist
+from core.data.idx import DataError
+from tests.helpers import wait_for
 
 TEST_ARCHIVES = {k: v for k, v in ARCHIVES.items() if k.startswith("t10k")}
 
@@ -155,3 +157,30 @@ def test_cancel_keeps_the_partial_file(tmp_path, serve):
     with pytest.raises(DownloadCancelled):
         download_mnist(tmp_path / "m", (s.url,), archives=TEST_ARCHIVES, progress=progress, cancel=cancel)
     assert (tmp_path / "m" / ".download" / "t10k-images-idx3-ubyte.gz.part").stat().st_size > 100_000
+
+
+def test_a_download_job_runs_in_the_background_to_done(tmp_path, serve):
+    """What the Data page drives: a DownloadJob reports progress while it runs and ends done."""
+    s = serve()
+    job = DownloadJob.start(tmp_path / "m", mirrors=(s.url,), archives=TEST_ARCHIVES)
+    job.wait(60)
+    assert job.ended and job.state == "done" and job.error is None
+    assert job.progress.files_total == 2 and job.progress.done == job.progress.total
+    assert (tmp_path / "m" / "test" / "t10k-labels-idx1-ubyte").exists()
+
+
+def test_a_download_job_can_be_cancelled_and_says_so(tmp_path, serve):
+    s = serve("hang")  # sends 1,000 bytes, then stalls: the job is mid-file when cancelled
+    job = DownloadJob.start(tmp_path / "m", mirrors=(s.url,), archives=TEST_ARCHIVES, timeout=5.0, retries=0)
+    wait_for(lambda: job.progress is not None, timeout=10, what="the first progress report")
+    assert job.state == "running" and not job.ended
+    job.cancel()
+    job.wait(10)
+    assert job.state == "cancelled" and job.error
+
+
+def test_a_failed_download_job_keeps_the_reason(tmp_path, serve):
+    s = serve("missing")
+    job = DownloadJob.start(tmp_path / "m", mirrors=(s.url,), archives=TEST_ARCHIVES, retries=0)
+    job.wait(30)
+    assert job.state == "failed" and "Could not download" in job.error and "Not Found" in job.error, job.error

@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from core.drawing import DrawingError, to_mnist
+from core.data.drawing import DrawingError, to_mnist
 
 
 def canvas(mask: np.ndarray) -> np.ndarray:

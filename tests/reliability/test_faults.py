@@ -10,10 +10,11 @@ import time
 
 import pytest
 
-from core import checkpoint, launcher
+from core.model import checkpoint
+from core.runs import launcher
 from core.config import TrainConfig
-from core.execute import execute
-from core.store import RunBusy, RunStore
+from core.runs.execute import execute
+from core.runs.store import RunBusy, RunStore
 from tests.helpers import cli, wait_for
 
 
@@ -47,13 +48,13 @@ def test_killed_worker_is_marked_interrupted_then_resumes_from_its_checkpoint(st
     done = wait_for(lambda: (r := store.get(run_id)).status in ("completed", "failed") and r, timeout=120,
                     what="the resumed run")
     assert done.status == "completed", done.message
-    epochs = [e["epoch"] for e in store.epochs(run_id)]
+    epochs = [e.epoch for e in store.epochs(run_id)]
     assert epochs == list(range(1, 13))
-    steps = [s["step"] for s in store.steps(run_id)]
+    steps = [s.step for s in store.steps(run_id)]
     assert steps == list(range(1, 12 * 17 + 1))  # the unfinished epoch's records were replaced, none twice
     assert done.step == 12 * 17
     assert checkpoint.load(done.checkpoint).meta["epoch"] == 12
-    log = " ".join(line["message"] for line in store.logs(run_id))
+    log = " ".join(line.message for line in store.logs(run_id))
     assert "marked interrupted" in log and "resuming from the checkpoint of epoch" in log
     assert done.best_val_acc is not None and done.best_val_acc > 0.8
 
@@ -120,7 +121,7 @@ def test_disk_full_while_checkpointing_keeps_the_previous_checkpoint(store, mlp_
     monkeypatch.undo()
     store.prepare_resume(run_id)
     assert execute(store, run_id) == "completed"
-    assert [e["epoch"] for e in store.epochs(run_id)] == [1, 2, 3]
+    assert [e.epoch for e in store.epochs(run_id)] == [1, 2, 3]
 
 
 def test_an_unwritable_data_directory_gets_a_message(tmp_path):
@@ -149,8 +150,8 @@ def test_divergence_after_a_good_epoch_keeps_that_epochs_checkpoint(store, mlp_c
     with the step, and epoch 1's checkpoint is what remains."""
     import mindspore as ms
 
-    from core import trainer
-    real = trainer.make_train_step
+    from core.training import loop
+    real = loop.make_train_step
 
     def poisoned(config, net, loss_fn, optimizer, parallel=None):
         step, calls = real(config, net, loss_fn, optimizer, parallel), {"n": 0}
@@ -161,7 +162,7 @@ def test_divergence_after_a_good_epoch_keeps_that_epochs_checkpoint(store, mlp_c
             return (ms.Tensor(float("nan")) if calls["n"] >= 20 else loss), logits
         return run
 
-    monkeypatch.setattr(trainer, "make_train_step", poisoned)
+    monkeypatch.setattr(loop, "make_train_step", poisoned)
     run_id = store.create_run(mlp_config.with_(epochs=3), source="cli")
     assert execute(store, run_id) == "diverged"
     run = store.get(run_id)

@@ -6,9 +6,10 @@ import os
 
 import pytest
 
-from core import checkpoint, model_service
+from core.app import model_service
+from core.model import checkpoint
 from core.config import TrainConfig
-from tests.apptest import page, store, trained_ckpt, with_run  # noqa: F401  (fixtures)
+from tests.apptest import page
 from tests.helpers import wait_for
 
 
@@ -29,7 +30,7 @@ def test_a_long_run_keeps_the_train_page_small(store):
                         step=start + 9_999)
     store.finish(run_id, "stopped")
     rows = store.steps(run_id, max_points=1500)
-    assert len(rows) <= 1501 and rows[-1]["step"] == 100_000
+    assert len(rows) <= 1501 and rows[-1].step == 100_000
     at = page("train")
     assert not at.exception, [e.value for e in at.exception]
     chart = next(c for c in at.get("plotly_chart"))
@@ -64,7 +65,7 @@ def test_a_stopped_run_resumes_from_the_train_page(store, small_mnist):
     assert not at.exception, [e.value for e in at.exception]
     done = wait_for(lambda: (r := store.get(run.id)).status in ("completed", "failed") and r, timeout=120,
                     what="the resumed run to finish")
-    assert done.status == "completed" and [e["epoch"] for e in store.epochs(run.id)] == list(range(1, 31))
+    assert done.status == "completed" and [e.epoch for e in store.epochs(run.id)] == list(range(1, 31))
 
 
 def test_configure_refuses_invalid_values_at_the_field(store):

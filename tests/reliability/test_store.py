@@ -5,19 +5,20 @@ import threading
 import pytest
 
 from core.config import ConfigError, TrainConfig
-from core.store import RunBusy, RunStore
+from core.runs.store import RunBusy, RunStore
+from core.training.events import EpochMetrics
 
 
 def test_runs_persist_across_store_instances(store):
     run_id = store.create_run(TrainConfig(network="mlp"), name="first")
     store.add_steps(run_id, [(1, 1, 2.3, 0.1), (2, 1, 2.1, 0.2)], step=2, total_steps=10, epoch=1)
-    store.add_epoch(run_id, {"epoch": 1, "train_loss": 2.0, "train_acc": 0.3, "val_loss": 1.9, "val_acc": 0.4})
+    store.add_epoch(run_id, EpochMetrics(epoch=1, train_loss=2.0, train_acc=0.3, val_loss=1.9, val_acc=0.4))
     store.log(run_id, "hello")
     again = RunStore(store.root)
     run = again.get(run_id)
     assert run.name == "first" and run.config.network == "mlp" and run.step == 2 and run.heartbeat
-    assert [s["loss"] for s in again.steps(run_id)] == [2.3, 2.1]
-    assert again.epochs(run_id)[0]["val_acc"] == 0.4 and again.logs(run_id)[0]["message"] == "hello"
+    assert [s.loss for s in again.steps(run_id)] == [2.3, 2.1]
+    assert again.epochs(run_id)[0].val_acc == 0.4 and again.logs(run_id)[0].message == "hello"
 
 
 def test_only_one_run_trains_at_a_time_even_when_started_together(store):
@@ -72,7 +73,7 @@ def test_step_history_is_downsampled(store):
     run_id = store.create_run(TrainConfig(), exclusive=False)
     store.add_steps(run_id, [(i, 1, 1.0 / i, i * 0.01) for i in range(1, 10001)])
     rows = store.steps(run_id, max_points=500)
-    assert len(rows) <= 501 and rows[0]["step"] == 1 and rows[-1]["step"] == 10000
+    assert len(rows) <= 501 and rows[0].step == 1 and rows[-1].step == 10000
 
 
 def test_delete_removes_everything_but_not_an_active_run(store):

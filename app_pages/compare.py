@@ -1,0 +1,93 @@
+"""Compare: two or more runs side by side: curves on a common axis, settings with the differences
+highlighted, final metrics, hyper-parameters against validation accuracy, and re-run any of them."""
+import pandas as pd
+import plotly.express as px
+import streamlit as st
+
+from core.runs import launcher
+from core.app.compare import AXES, config_differences, curves, summary
+from core.config import NETWORKS, OPTIMIZERS, STYLES, MODES
+from core.runs.store import RunBusy
+from ui.format import run_label
+from ui.i18n import status_word, t
+from ui.session import get_store
+
+st.title("⚖️ " + t("compare.title"))
+store = get_store()
+runs = [r for r in store.list_runs() if r.source != "upload"]
+if len(runs) < 2:
+    st.info(t("compare.need_two"))
+    st.stop()
+by_id = {r.id: r for r in runs}
+chosen = st.multiselect(t("compare.runs"), list(by_id), default=[r.id for r in runs[:2]], key="compare_runs",
+                        format_func=lambda i: run_label(by_id[i]))
+if len(chosen) < 2:
+    st.info(t("compare.choose_two"))
+    st.stop()
+selected = [by_id[i] for i in chosen]
+names = {r.id: r.name for r in selected}
+
+# --- curves ------------------------------------------------------------------------------------------------
+axis = st.radio(t("compare.axis"), AXES, horizontal=True, key="compare_axis",
+                format_func=lambda a: t(f"compare.axis_{a}"))
+data = pd.DataFrame(curves(store, chosen, axis))
+if data.empty:
+    st.caption(t("compare.no_metrics"))
+else:
+    data["run"] = data["run"].map(names)
+    data["metric"] = data["metric"].map(lambda m: t("train." + m.replace(" ", "_")))
+    fig = px.line(data, x="x", y="value", color="run", facet_col="metric", facet_col_wrap=3, markers=axis != "step",
+                  labels={"x": t(f"compare.axis_{axis}"), "value": "", "run": t("train.run"), "metric": ""})
+    fig.update_yaxes(matches=None, showticklabels=True)
+    fig.update_layout(height=360 if data["metric"].nunique() <= 3 else 620, margin=dict(l=10, r=10, t=30, b=10))
+    st.plotly_chart(fig, width="stretch", key="compare_curves")
+
+# --- settings and results ------------------------------------------------------------------------------------
+differ = config_differences([r.config for r in selected])
+def summary_rows(run) -> dict:
+    rows = summary(run)
+    rows["status"] = status_word(rows["status"])
+    return {t("compare.s_" + k.replace(" ", "_")): v for k, v in rows.items()}
+
+
+def setting_name(field: str) -> str:
+    return t(f"configure.f_{field}")
+
+
+table = pd.DataFrame({r.name: {**{setting_name(k): v for k, v in r.config.to_dict().items()}, **summary_rows(r)}
+                      for r in selected})
+differ_names = {setting_name(k) for k in differ}
+st.caption(t("compare.differ", names=", ".join(sorted(differ_names)) or t("compare.none")))
+st.dataframe(table.astype(str).style.apply(
+    lambda row: ["background-color: rgba(242, 153, 74, 0.35)" if row.name in differ_names else "" for _ in row],
+    axis=1), width="stretch")
+
+# --- hyper-parameters vs validation accuracy -------------------------------------------------------------------
+scored = [r for r in runs if r.best_val_acc is not None]
+if len(scored) >= 2:
+    st.subheader(t("compare.parallel"))
+    codes = {"network": NETWORKS, "style": STYLES, "mode": MODES, "optimizer": OPTIMIZERS}
+    pc = pd.DataFrame([{**{k: codes[k].index(getattr(r.config, k)) for k in codes},
+                        "learning_rate": r.config.learning_rate, "batch_size": r.config.batch_size,
+                        "epochs": r.config.epochs, t("compare.s_best_val_acc"): r.best_val_acc} for r in scored])
+    fig = px.parallel_coordinates(pc, color=t("compare.s_best_val_acc"), color_continuous_scale="Viridis")
+    fig.update_layout(height=380, margin=dict(l=40, r=40, t=40, b=10))
+    st.plotly_chart(fig, width="stretch", key="parallel")
+    st.caption(t("compare.coded_axes") + "; ".join(f"{k}: " + ", ".join(f"{i}={v}" for i, v in enumerate(vals))
+                                          for k, vals in codes.items()))
+
+# --- re-run ------------------------------------------------------------------------------------------------
+st.subheader(t("compare.rerun_header"))
+again = st.selectbox(t("compare.rerun_which"), chosen, key="rerun_which",
+                     format_func=lambda i: run_label(by_id[i]))
+busy = store.active_run()
+if st.button("🔁 " + t("compare.rerun"), key="rerun", disabled=busy is not None,
+             help=t("train.one_at_a_time") if busy else None):
+    try:
+        run_id = launcher.start(store, by_id[again].config, name=t("compare.rerun_name", name=by_id[again].name)[:80])
+        st.session_state["run_id"] = run_id
+        st.switch_page("app_pages/train.py")
+    except RunBusy as e:
+        st.error(str(e))
+    except (ValueError, OSError) as e:
+        st.error(t("train.could_not_start", error=e))

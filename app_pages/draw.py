@@ -1,0 +1,50 @@
+"""Draw & predict: a digit drawn in the browser, preprocessed like MNIST, read by a trained network."""
+import numpy as np
+import plotly.graph_objects as go
+import streamlit as st
+from streamlit_drawable_canvas import st_canvas  # only here: it fails to import outside a Streamlit runtime
+
+from core.app import model_service
+from core.model.checkpoint import CheckpointError
+from core.data.drawing import DrawingError, to_mnist
+from ui.i18n import t
+from ui.runs import pick_trained_run
+from ui.inside import render_inside
+
+st.title("✏️ " + t("nav.draw"))
+run = pick_trained_run(t("draw.model"), key="draw_run")
+
+left, mid, right = st.columns([3, 2, 3])
+with left:
+    width = st.slider(t("draw.stroke_width"), 8, 40, 22, key="stroke")
+    if st.button("🧹 " + t("draw.clear")):
+        st.session_state["canvas_gen"] = st.session_state.get("canvas_gen", 0) + 1
+    canvas = st_canvas(stroke_width=width, stroke_color="#FFFFFF", background_color="#000000", height=280,
+                       width=280, drawing_mode="freedraw", update_streamlit=True, return_image_data=True,
+                       key=f"canvas_{st.session_state.get('canvas_gen', 0)}")
+try:
+    digit = to_mnist(canvas.image_data if canvas is not None else None)
+except DrawingError as e:
+    mid.info(str(e))
+    st.stop()
+with mid:
+    st.caption(t("draw.network_sees"))
+    st.image(digit, width=168)
+try:
+    probs = model_service.predict(run.checkpoint, digit[None])[0]
+except CheckpointError as e:
+    st.error(str(e))
+    st.stop()
+with right:
+    best = int(np.argmax(probs))
+    st.markdown("### " + t("draw.prediction", digit=best, p=probs[best]))
+    fig = go.Figure(go.Bar(x=[str(i) for i in range(10)], y=probs,
+                           marker_color=["#2f80ed" if i == best else "#7f8c8d" for i in range(10)]))
+    fig.update_layout(height=260, yaxis=dict(range=[0, 1], title=t("draw.probability")), xaxis_title=t("draw.digit"),
+                      margin=dict(l=10, r=10, t=10, b=10))
+    st.plotly_chart(fig, width="stretch", key="probs")
+
+# A toggle, not an expander: an expander's body runs on every stroke even when closed, and this view
+# (activations, saliency, filters) is the heaviest part of the page (bench/load_test.py).
+if st.toggle("🔬 " + t("draw.inside"), key="inside_draw"):
+    render_inside(run.checkpoint, digit, key="draw")

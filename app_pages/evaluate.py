@@ -1,0 +1,91 @@
+"""Evaluate: test metrics of a run's checkpoint, confusion matrix with drill-down, per-class table, mistakes."""
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+import streamlit as st
+
+from core.model.checkpoint import CheckpointError
+from core.data.folders import validate_mnist_dir
+from core.data.idx import DataError
+from core.app import model_service
+from ui.i18n import t
+from ui.runs import pick_trained_run
+from ui.session import check_user_path, split_arrays
+from ui.inside import render_inside
+
+st.title("📊 " + t("nav.evaluate"))
+run = pick_trained_run(t("evaluate.run"), key="eval_run")
+default_dir = run.config.data_dir or ""
+data_dir = st.text_input(t("evaluate.folder"), value=default_dir, key="eval_dir", help=t("evaluate.folder_help"))
+try:
+    chosen = data_dir or run.config.data_dir  # None: the bundled data
+    folder = validate_mnist_dir(check_user_path(chosen) if chosen else None)
+except DataError as e:
+    st.error(str(e))
+    st.stop()
+splits = (["test"] if folder.has_test else []) + ["validation"]
+split = st.radio(t("evaluate.split"), splits, horizontal=True, key="eval_split",
+                 format_func=lambda s: t("evaluate.split_test", n=folder.test_count) if s == "test"
+                 else t("evaluate.split_validation"))
+
+key = (run.checkpoint, str(folder.root), split)
+if st.session_state.get("eval_key") != key:
+    st.session_state.pop("eval_report", None)
+# Evaluated once per (checkpoint, folder, split), then kept for this session.
+if "eval_report" not in st.session_state:
+    try:
+        with st.spinner(t("evaluate.evaluating")):
+            st.session_state["eval_report"] = model_service.evaluate(run.checkpoint, str(folder.root), split)
+            st.session_state["eval_key"] = key
+    except (CheckpointError, DataError, ValueError) as e:
+        st.error(str(e))
+        st.stop()
+r = st.session_state["eval_report"]
+c = st.columns(3)
+c[0].metric(t("evaluate.accuracy"), f"{r.accuracy:.2%}")
+c[1].metric(t("evaluate.loss"), f"{r.loss:.4f}")
+c[2].metric(t("evaluate.misclassified"), t("evaluate.n_of_m", n=len(r.misclassified), m=len(r.labels)))
+
+fig = go.Figure(go.Heatmap(z=np.log1p(r.confusion), text=r.confusion, texttemplate="%{text}",
+                           x=[str(i) for i in range(10)], y=[str(i) for i in range(10)],
+                           colorscale="Blues", showscale=False,
+                           hovertemplate=t("evaluate.hover") + "<extra></extra>"))
+fig.update_layout(height=460, xaxis_title=t("evaluate.predicted"), yaxis_title=t("evaluate.true"),
+                  yaxis_autorange="reversed",
+                  margin=dict(l=10, r=10, t=10, b=10))
+left, right = st.columns([3, 2])
+left.plotly_chart(fig, width="stretch", key="confusion")
+table = pd.DataFrame({"digit": range(10), "precision": r.precision, "recall": r.recall, "f1": r.f1,
+                      "support": r.support})
+right.dataframe(table.style.format({"precision": "{:.3f}", "recall": "{:.3f}", "f1": "{:.3f}"}),
+                hide_index=True, width="stretch", height=420,
+                column_config={c: t(f"evaluate.col_{c}") for c in table.columns})
+
+file_split = "test" if split == "test" else "train"
+images, _ = split_arrays(folder, file_split)
+off = r.confusion.copy()
+np.fill_diagonal(off, -1)
+worst = np.unravel_index(off.argmax(), off.shape)
+st.subheader(t("evaluate.cell"))
+a, b = st.columns(2)
+true = a.selectbox(t("evaluate.true_digit"), range(10), index=int(worst[0]), key="cell_true")
+pred = b.selectbox(t("evaluate.predicted_digit"), range(10), index=int(worst[1]), key="cell_pred")
+pos = r.cell(true, pred)[:24]
+
+def gallery(positions, caption_fn):
+    if len(positions) == 0:
+        st.caption(t("evaluate.no_images"))
+        return
+    st.image([images[r.sample_ids[p]] for p in positions], width=84, caption=[caption_fn(p) for p in positions])
+
+st.caption(t("evaluate.cell_caption", n=r.confusion[true, pred], true=true, pred=pred))
+gallery(pos, lambda p: f"#{r.sample_ids[p]} p={r.probabilities[p, pred]:.2f}")
+st.subheader(t("evaluate.mistakes"))
+gallery(r.misclassified[:24], lambda p: f"{r.labels[p]}→{r.predicted[p]} p={r.probabilities[p, r.predicted[p]]:.2f}")
+
+st.subheader("🔬 " + t("evaluate.inside"))
+choices = list(r.misclassified[:24]) or list(range(min(24, len(r.labels))))
+shown_pos = st.selectbox(t("evaluate.image"), choices, key="inside_image",
+                         format_func=lambda p: t("evaluate.image_option", id=r.sample_ids[p], true=r.labels[p],
+                                                 pred=r.predicted[p]))
+render_inside(run.checkpoint, images[r.sample_ids[shown_pos]], key="evaluate")

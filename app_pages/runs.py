@@ -1,0 +1,95 @@
+"""Runs: every run in the store; open, rename, delete, download or upload a checkpoint."""
+import datetime as dt
+from pathlib import Path
+
+import pandas as pd
+import streamlit as st
+
+from core.app import model_service
+from core.model.checkpoint import CheckpointError
+from core.model.export import FORMATS
+from core.runs.store import RunBusy
+from ui.format import fmt_duration, run_label
+from ui.i18n import status_word, t
+from ui.session import get_store
+
+st.title("🗂️ " + t("nav.runs"))
+store = get_store()
+store.reconcile()
+runs = store.list_runs()
+
+with st.expander("⬆️ " + t("runs.upload"), expanded=not runs):
+    up = st.file_uploader(t("runs.upload_label"), type=["ckpt"], key="upload")
+    if up is not None and st.session_state.get("uploaded") != up.file_id:
+        try:
+            run_id = model_service.import_checkpoint(store, up.getvalue(), up.name)
+            st.session_state["uploaded"] = up.file_id
+            st.success(t("runs.added", run_id=run_id))
+            runs = store.list_runs()
+        except CheckpointError as e:
+            st.error(str(e))
+
+if not runs:
+    st.info(t("runs.no_runs"))
+    st.stop()
+
+table = pd.DataFrame([{
+    "name": r.name, "status": status_word(r.status), "network": r.config.network, "style": r.config.style, "mode": r.config.mode,
+    "optimizer": r.config.optimizer, "lr": r.config.learning_rate, "batch": r.config.batch_size,
+    "epochs": f"{r.epoch}/{r.config.epochs}", "best val acc": r.best_val_acc, "duration": fmt_duration(r.duration),
+    "created": dt.datetime.fromtimestamp(r.created).strftime("%Y-%m-%d %H:%M"), "source": r.source, "id": r.id,
+} for r in runs])
+st.dataframe(table, hide_index=True, width="stretch",
+             column_config={**{c: t(f"runs.col_{c.replace(' ', '_')}") for c in table.columns},
+                            "best val acc": st.column_config.NumberColumn(t("runs.col_best_val_acc"),
+                                                                          format="percent")})
+
+def export_buttons(run) -> None:
+    """Export to MindIR / ONNX (for MindSpore Lite, ONNX Runtime, ...), then offer the file."""
+    fmt = st.radio(t("runs.export_format"), list(FORMATS), horizontal=True, key="export_format",
+                   format_func=lambda f: t(f"runs.format_{f}"))
+    if st.button("📦 " + t("runs.export"), key="export"):
+        try:
+            with st.spinner(t("runs.exporting")):
+                st.session_state["exported"] = (run.id, fmt, model_service.export(run.checkpoint, fmt,
+                                                                                 store.export_dir(run.id)))
+        except (CheckpointError, OSError, RuntimeError, ValueError) as e:
+            st.error(t("runs.export_failed", error=e))
+    done = st.session_state.get("exported")
+    if done and done[0] == run.id and done[1] == fmt and done[2].exists():
+        st.download_button("⬇️ " + t("runs.download_file", name=done[2].name), done[2].read_bytes(),
+                           file_name=f"{run.name.replace(' ', '_').replace('/', '_')}{done[2].suffix}",
+                           key="download_export")
+
+
+run = st.selectbox(t("train.run"), runs, format_func=run_label, key="runs_selected")
+st.json(run.config.to_dict(), expanded=False)
+st.caption(f"{run.message}")
+a, b, c = st.columns(3)
+with a:
+    new_name = st.text_input(t("runs.name"), value=run.name, key=f"name_{run.id}")
+    if st.button(t("runs.rename")) and new_name != run.name:
+        try:
+            store.rename(run.id, new_name)
+            st.rerun()
+        except ValueError as e:
+            st.error(str(e))
+with b:
+    if st.button(t("runs.open_on_train")):
+        st.session_state["run_id"] = run.id
+        st.switch_page("app_pages/train.py")
+    if run.checkpoint and Path(run.checkpoint).exists():
+        st.download_button("⬇️ " + t("runs.download_checkpoint"), Path(run.checkpoint).read_bytes(),
+                           file_name=f"{run.name.replace(' ', '_').replace('/', '_')}.ckpt", key="download")
+    elif run.checkpoint:
+        st.warning(t("runs.checkpoint_gone"))
+    if run.checkpoint and Path(run.checkpoint).exists() and not run.active:
+        export_buttons(run)
+with c:
+    sure = st.checkbox(t("runs.sure"), key=f"sure_{run.id}")
+    if st.button("🗑️ " + t("runs.delete"), disabled=not sure):
+        try:
+            store.delete(run.id)
+            st.rerun()
+        except RunBusy as e:
+            st.error(str(e))

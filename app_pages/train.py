@@ -1,0 +1,43 @@
+"""Train: start, pause, resume, stop; live progress, curves and log, read from the run store."""
+import streamlit as st
+
+from ui.format import run_label
+from ui.i18n import t
+from ui.live import live_poll_interval, shared_views
+from ui.session import get_config, get_store
+from ui.train_view import build_view, draw_run, start_form
+
+st.title("🏋️ " + t("nav.train"))
+store = get_store()
+active = store.active_run()
+start_form(store, get_config(), active)
+
+# --- which run to show: the active one, else this session's last, else the newest --------------------------
+runs = store.list_runs()
+if not runs:
+    st.info(t("train.no_runs"))
+    st.stop()
+ids = [r.id for r in runs]
+default_id = active.id if active else st.session_state.get("run_id", ids[0])
+shown = st.selectbox(t("train.run"), ids, index=ids.index(default_id) if default_id in ids else 0,
+                     format_func=lambda i: run_label(next(r for r in runs if r.id == i)))
+st.session_state["run_id"] = shown
+was_active = store.get(shown).active
+poll_s = live_poll_interval() if was_active else None
+
+
+@st.fragment(run_every=poll_s)
+def live(run_id: str):
+    if was_active and live_poll_interval() != poll_s:
+        st.rerun()  # viewers came or went: a full run registers the new interval
+    view = (shared_views().get((str(store.root), run_id), lambda: build_view(store, run_id)) if was_active
+            else build_view(store, run_id))
+    if view[0] is None:
+        st.warning(t("train.deleted"))
+        return
+    if was_active and not view[0].active:
+        st.rerun()  # finished: redraw the page once, without polling
+    draw_run(store, view)
+
+
+live(shown)

@@ -1,0 +1,141 @@
+"""MindSpore in a multi-threaded server process: one process-wide lock around every call, and a cache of
+loaded models. MindSpore is not thread-safe (two sessions predicting at once crashed the whole server), and
+Streamlit runs each browser session in its own thread.
+
+Pages import this module when they load, so MindSpore (and every core module that imports it) is imported
+inside the functions: a page that never predicts never pays for it."""
+from __future__ import annotations
+
+import os
+import threading
+import time
+import uuid
+from collections import OrderedDict
+from pathlib import Path
+
+import numpy as np
+
+from core.data.folders import validate_mnist_dir
+from core.model.export import export as _export
+from core.runs.store import RunStore
+from core.runtime import set_mode
+
+MINDSPORE_LOCK = threading.RLock()
+_models: OrderedDict[tuple, object] = OrderedDict()
+_MAX_MODELS = 8
+_mode_set = False
+
+
+def _ensure_mode() -> None:
+    global _mode_set
+    if not _mode_set:
+        # Graph mode: one image takes ~0.5 ms for LeNet-5 against ~16 ms in PyNative (measured by
+        # bench/predict_case.py); the compilation (~0.3 s) happens in the warm-up when a model is loaded.
+        set_mode("graph")
+        _mode_set = True
+
+
+def load_model(path: str | os.PathLike):
+    """A checkpoint.LoadedModel, cached by path and modification time (CheckpointError if unusable)."""
+    from core.model import checkpoint  # deferred: MindSpore
+    path = Path(path)
+    try:
+        key = (str(path), path.stat().st_mtime_ns)
+    except OSError:
+        key = (str(path), None)
+    with MINDSPORE_LOCK:
+        if key in _models:
+            _models.move_to_end(key)
+            return _models[key]
+        _ensure_mode()
+        model = checkpoint.load(path)
+        # Warm up now (the first call builds the kernels: ~100x a later one) rather than on a user's click.
+        from core.model.evaluation import predict as _predict  # deferred: MindSpore
+        _predict(model.net, np.zeros((1, 28, 28), np.uint8))
+        _models[key] = model
+        while len(_models) > _MAX_MODELS:
+            _models.popitem(last=False)
+        return model
+
+
+def predict(path: str | os.PathLike, images: np.ndarray) -> np.ndarray:
+    """Class probabilities for uint8 images (N, 28, 28) from the checkpoint at path."""
+    from core.model.evaluation import predict as _predict  # deferred: MindSpore
+    model = load_model(path)
+    with MINDSPORE_LOCK:
+        return _predict(model.net, images)
+
+
+def inspect(path: str | os.PathLike, image: np.ndarray):
+    """core.model.inspection.Inspection of one uint8 (28, 28) image by the checkpoint at path."""
+    from core.model.inspection import inspect as _inspect  # deferred: MindSpore
+    model = load_model(path)
+    with MINDSPORE_LOCK:
+        return _inspect(model.net, image)
+
+
+def evaluate(path: str | os.PathLike, data_dir: str | None, split: str):
+    """metrics.Report of a checkpoint on a split of a MNIST folder."""
+    from core.model.evaluation import evaluate as _evaluate  # deferred: MindSpore
+    model = load_model(path)
+    folder = validate_mnist_dir(data_dir)
+    with MINDSPORE_LOCK:
+        return _evaluate(model.net, model.config.loss, folder, split, model.config.val_fraction)
+
+
+def pipeline_steps(image: np.ndarray) -> list[tuple[str, np.ndarray]]:
+    """One raw 28x28 uint8 image through MindSpore's own transforms, step by step."""
+    from core.data.pipeline import image_transforms  # deferred: MindSpore
+    with MINDSPORE_LOCK:
+        steps, x = [("raw (MnistDataset)", image[:, :, None])], image[:, :, None]
+        for op in image_transforms():
+            x = op(x)
+            steps.append((type(op).__name__, np.asarray(x)))
+    return steps
+
+
+def augmented_copies(image: np.ndarray, n: int, seed: int = 0) -> list[np.ndarray]:
+    """n randomly augmented copies of one raw 28x28 uint8 image, by the training pipeline's own ops."""
+    import mindspore.dataset as ds  # deferred: MindSpore
+
+    from core.data.pipeline import augment_transforms
+    with MINDSPORE_LOCK:
+        before = ds.config.get_seed()
+        ds.config.set_seed(seed)
+        try:
+            ops = augment_transforms()
+            return [np.asarray(ops[0](image[:, :, None]))[:, :, 0] for _ in range(n)]
+        finally:
+            ds.config.set_seed(before)
+
+
+def export(path: str | os.PathLike, fmt: str, out_dir: str | os.PathLike) -> Path:
+    """core.model.export.export under the lock, in the app's Graph mode."""
+    with MINDSPORE_LOCK:
+        _ensure_mode()
+        return _export(path, fmt, out_dir)
+
+
+def import_checkpoint(store: RunStore, data: bytes, filename: str) -> str:
+    """Validate an uploaded checkpoint and add it to the store as a finished run. Raises CheckpointError
+    (and leaves nothing behind) when the file is empty, too big, not a checkpoint or of a foreign network."""
+    from core.model import checkpoint  # deferred: MindSpore
+    if len(data) > checkpoint.MAX_CHECKPOINT_BYTES:
+        raise checkpoint.CheckpointError(f"{filename} is {len(data) / 1e6:.1f} MB, more than the "
+                                         f"{checkpoint.MAX_CHECKPOINT_BYTES // 1024 // 1024} MB limit.")
+    tmp = store.root / f".upload-{uuid.uuid4().hex}.ckpt"
+    tmp.write_bytes(data)
+    try:
+        with MINDSPORE_LOCK:
+            _ensure_mode()
+            model = checkpoint.load(tmp)
+        run_id = store.create_run(model.config, name=f"upload: {Path(filename).stem}"[:80], source="upload",
+                                  status="starting", exclusive=False)
+        final = store.checkpoint_path(run_id)
+        final.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(tmp, final)
+        store.update(run_id, checkpoint=str(final), started=time.time())
+        store.finish(run_id, "completed", f"uploaded from {filename}")
+        return run_id
+    finally:
+        tmp.unlink(missing_ok=True)

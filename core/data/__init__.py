@@ -1,0 +1,1 @@
+"""MNIST data: IDX files, folders and their checks, the MindSpore pipeline, the download, drawings."""

@@ -1,0 +1,118 @@
+"""Where MNIST comes from (the bundled 5,000 images or a user's folder) and checks before MindSpore reads it."""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from core import PROJECT_ROOT
+from core.data.idx import IMAGE_MAGIC, LABEL_MAGIC, DataError, read_header, read_images, read_labels
+
+BUNDLED_DIR = PROJECT_ROOT / "data" / "mnist-5k"
+
+# The quick-start layout of MindSpore's tutorials: <dir>/train/... and <dir>/test/...
+SPLIT_FILES = {
+    "train": ("train-images-idx3-ubyte", "train-labels-idx1-ubyte"),
+    "test": ("t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte"),
+}
+
+
+@dataclass(frozen=True)
+class MnistFolder:
+    root: Path
+    train_count: int
+    test_count: int | None  # None when the folder has no test split
+
+    def split_dir(self, split: str) -> Path:
+        return self.root / split
+
+    @property
+    def has_test(self) -> bool:
+        return self.test_count is not None
+
+
+def resolve_data_dir(data_dir: str | os.PathLike | None) -> Path:
+    return BUNDLED_DIR if data_dir in (None, "") else Path(data_dir).expanduser().resolve()
+
+
+def check_split(root: Path, split: str) -> int:
+    folder = root / split
+    images_name, labels_name = SPLIT_FILES[split]
+    if not folder.is_dir():
+        raise DataError(f"{root} has no '{split}' folder. Expected {folder}/{images_name} and "
+                        f"{folder}/{labels_name} (the layout of MindSpore's quick start).")
+    try:
+        names = sorted(os.listdir(folder))
+    except PermissionError:
+        raise DataError(f"Cannot list {folder}: permission denied. Make it readable.") from None
+    for stem in (images_name, labels_name):
+        # MnistDataset picks files by substring, so a leftover archive would be read as data.
+        extras = [n for n in names if stem in n and n != stem]
+        if extras:
+            if stem not in names and any(n == stem + ".gz" for n in extras):
+                raise DataError(f"{folder} has {stem}.gz but not {stem}: unpack it with "
+                                f"`gunzip {folder / (stem + '.gz')}`.")
+            raise DataError(f"{folder} holds {', '.join(extras)} next to {stem}. MindSpore matches MNIST "
+                            "file names by substring and would read it too: delete or move it.")
+        if stem not in names:
+            raise DataError(f"{folder} lacks {stem}. Put the MNIST file of that name there "
+                            "(unpacked, not .gz).")
+    n_images = read_header(folder / images_name, IMAGE_MAGIC).count
+    n_labels = read_header(folder / labels_name, LABEL_MAGIC).count
+    if n_images != n_labels:
+        raise DataError(f"{folder}: {n_images:,} images but {n_labels:,} labels. The two files come from "
+                        "different sets: replace them with a matching pair.")
+    if n_images == 0:
+        raise DataError(f"{folder} holds no images. Use a folder with MNIST data in it.")
+    return n_images
+
+
+def validate_mnist_dir(data_dir: str | os.PathLike | None, require_test: bool = False) -> MnistFolder:
+    """Check a MNIST folder thoroughly; raise DataError with an actionable message if anything is off."""
+    root = resolve_data_dir(data_dir)
+    if not root.exists():
+        raise DataError(f"The folder {root} does not exist. Check the path, or download MNIST into it.")
+    if not root.is_dir():
+        raise DataError(f"{root} is a file, not a folder. Give the folder that contains train/ and test/.")
+    try:
+        entries = os.listdir(root)
+    except PermissionError:
+        raise DataError(f"Cannot list {root}: permission denied. Make it readable.") from None
+    if not entries:
+        raise DataError(f"The folder {root} is empty. Put MNIST's train/ and test/ folders in it, "
+                        "or download MNIST into it.")
+    train_count = check_split(root, "train")
+    test_count = None
+    if (root / "test").exists() or require_test:
+        test_count = check_split(root, "test")
+    return MnistFolder(root, train_count, test_count)
+
+
+def load_arrays(folder: MnistFolder, split: str) -> tuple[np.ndarray, np.ndarray]:
+    """Images (N, 28, 28) uint8 and labels (N,) uint8 of one split, in file order."""
+    return read_images(folder.split_dir(split) / SPLIT_FILES[split][0]), load_labels(folder, split)
+
+
+def load_labels(folder: MnistFolder, split: str) -> np.ndarray:
+    """Labels (N,) uint8 of one split, without reading its images."""
+    return read_labels(folder.split_dir(split) / SPLIT_FILES[split][1])
+
+
+def stratified_split(labels: np.ndarray, val_fraction: float, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Deterministic per-class split of sample indices into (train, validation), both sorted.
+
+    The seed is fixed by default so that runs with different training seeds see the same validation set.
+    """
+    if val_fraction <= 0:
+        return np.arange(len(labels)), np.arange(0)
+    rng = np.random.default_rng(seed)
+    val = []
+    for digit in np.unique(labels):
+        idx = np.flatnonzero(labels == digit)
+        take = int(round(len(idx) * val_fraction))
+        val.append(rng.permutation(idx)[:take])
+    val_idx = np.sort(np.concatenate(val))
+    train_idx = np.setdiff1d(np.arange(len(labels)), val_idx)
+    return train_idx, val_idx

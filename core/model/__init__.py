@@ -1,0 +1,1 @@
+"""Networks, losses, optimizers, checkpoints, evaluation, export and looking inside a network."""

@@ -1,0 +1,115 @@
+"""Run one stored run to its end inside this process: the body of a worker process and of the command line.
+
+The caller must have called core.runtime.prepare_process(config.network) before mindspore was imported.
+A run with config.workers > 1 is coordinated as that many msrun ranks (core.runs.distributed); each rank
+calls execute_rank.
+"""
+from __future__ import annotations
+
+import os
+import time
+import traceback
+from typing import Iterable
+
+from core.data.folders import validate_mnist_dir
+from core.runs.checkpoints import CheckpointWriter
+from core.runs.cluster import ClusterSpec
+from core.runs.distributed import run_distributed
+from core.runs.heartbeat import Heartbeat
+from core.runs.recording import CoordinatorWatch, RankStatus, StoreControl, StoreRecorder
+from core.runs.resume import resume_state
+from core.runs.store import RunStore
+from core.training.events import Callback
+from core.training.loop import TrainResult, train
+from core.training.parallel import Parallel
+
+__all__ = ["execute", "execute_rank"]
+
+
+def execute(store: RunStore, run_id: str, callbacks: Iterable[Callback] = (),
+            cluster: ClusterSpec | None = None) -> str:
+    """Train the stored run, recording everything; returns its final status. Never leaves it 'running'.
+
+    A run that already has a checkpoint (one being resumed) continues after that checkpoint's epoch.
+    callbacks observe the run too (the command line's progress bar). A data-parallel run is coordinated
+    here (cluster: where its ranks meet)."""
+    run = store.get(run_id)
+    if run is None:
+        raise ValueError(f"no run {run_id} in {store.db_path}")
+    if run.config.workers > 1:
+        return run_distributed(store, run_id, cluster, callbacks)
+    store.update(run_id, status="running", started=run.started or time.time(), heartbeat=time.time(),
+                 phase="loading data", pid=os.getpid())
+    return _record(store, run_id, callbacks)
+
+
+def execute_rank(store: RunStore, run_id: str, parallel: Parallel) -> str:
+    """One data-parallel rank (started by msrun): rank 0 records the run as a single process does (the
+    coordinator's pid stays the run's); the others train in step and keep only their own row."""
+    if parallel.rank > 0:
+        return _follow(store, run_id, parallel)
+    run = store.get(run_id)
+    store.update(run_id, status="running", started=run.started or time.time(), heartbeat=time.time(),
+                 phase="loading data")
+    return _record(store, run_id, (), parallel)
+
+
+def _record(store: RunStore, run_id: str, callbacks: Iterable[Callback], parallel: Parallel | None = None) -> str:
+    """Train with the store as observer and control, and record how the run ended."""
+    config = store.get(run_id).config
+    recorder = StoreRecorder(store, run_id)
+    rank = RankStatus(store, run_id, 0) if parallel is not None else None  # rank 0 keeps a row like the others
+    with Heartbeat(store, run_id):
+        try:
+            folder = validate_mnist_dir(config.data_dir)
+            resume = resume_state(store, run_id)
+            writer = CheckpointWriter(store, run_id, config, resume.epoch if resume else None)
+            control = StoreControl(store, run_id)
+            watch = CoordinatorWatch(control) if parallel is not None else None
+            result = train(config, folder, [rank, recorder, writer, *callbacks], watch or control, resume=resume,
+                           parallel=parallel)
+            if watch is not None and not watch.alive:
+                result.message += " (the process coordinating the workers had ended)"
+            if rank is not None:
+                rank.finish(result.status, result.message, result.net)
+            recorder.flush()
+            writer.save_final(result)
+            return _finish(store, run_id, result)
+        except KeyboardInterrupt:
+            recorder.flush()
+            if rank is not None:
+                rank.finish("stopped", "interrupted")
+            store.finish(run_id, "stopped", "the training process was interrupted (Ctrl-C or a forced stop)")
+            return "stopped"
+        except Exception as e:
+            recorder.flush()
+            if rank is not None:
+                rank.finish("failed", str(e).strip() or type(e).__name__)
+            store.log(run_id, "failed:\n" + traceback.format_exc())
+            store.finish(run_id, "failed", str(e).strip() or type(e).__name__)
+            raise
+
+
+def _finish(store: RunStore, run_id: str, result: TrainResult) -> str:
+    message = result.message or f"finished {len(result.history)} epochs"
+    path = store.checkpoint_path(run_id)
+    if path.exists():
+        message += f"; checkpoint: {path}"
+    store.log(run_id, f"{result.status}: {message}")
+    store.finish(run_id, result.status, message)
+    return result.status
+
+
+def _follow(store: RunStore, run_id: str, parallel: Parallel) -> str:
+    """A data-parallel rank other than 0: trains in step with the others, records only its own row."""
+    config = store.get(run_id).config
+    status = RankStatus(store, run_id, parallel.rank)
+    try:
+        resume = resume_state(store, run_id, read_only=True)
+        result = train(config, validate_mnist_dir(config.data_dir), [status], CoordinatorWatch(), resume=resume,
+                       parallel=parallel)
+    except BaseException as e:
+        status.finish("failed", str(e).strip() or type(e).__name__)
+        raise
+    status.finish(result.status, result.message, result.net)
+    return result.status

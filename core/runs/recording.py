@@ -1,0 +1,141 @@
+"""The run store as the trainer's observer and control: callbacks that record a run, and its requests.
+
+StoreRecorder writes the event stream (step rows batched into a few writes per second); StoreControl reads
+pause/stop requests; RankStatus keeps a data-parallel rank's row current; CoordinatorWatch stops a rank
+whose coordinating process is gone.
+"""
+from __future__ import annotations
+
+import os
+import socket
+import time
+
+from core.runs.cluster import COORDINATOR_ENV
+from core.runs.processes import pid_alive
+from core.runs.store import RunStore
+from core.training.control import Control
+from core.training.events import Callback, EpochMetrics, LayersEvent, LogEvent, PhaseEvent, StepEvent
+from core.training.weights import weights_checksum
+
+__all__ = ["StoreRecorder", "StoreControl", "RankStatus", "CoordinatorWatch", "epoch_line"]
+
+FLUSH_EVERY_S = 0.25   # step metrics are batched into a few writes per second
+CONTROL_EVERY_S = 0.2  # how often pause/stop requests are read from the store
+RANK_EVERY_S = 1.0     # how often a data-parallel rank updates its row
+
+
+class StoreRecorder(Callback):
+    """Writes the event stream to the store, batching step rows."""
+
+    def __init__(self, store: RunStore, run_id: str):
+        self.store, self.run_id = store, run_id
+        self.pending: list[tuple] = []
+        self.progress: dict = {}
+        self.last_flush = 0.0
+
+    def on_step(self, e: StepEvent) -> None:
+        self.pending.append((e.step, e.epoch, e.loss, e.elapsed))
+        self.progress.update(step=e.step, epoch=e.epoch, samples_per_s=e.samples_per_s, eta=e.eta,
+                             total_steps=e.total_steps)
+        if time.monotonic() - self.last_flush >= FLUSH_EVERY_S:
+            self.flush()
+
+    def on_epoch(self, e: EpochMetrics) -> None:
+        self.flush()
+        self.store.add_epoch(self.run_id, e)
+        if e.best:
+            self.store.update(self.run_id, best_val_acc=e.val_acc, best_val_loss=e.val_loss, best_epoch=e.epoch)
+        elif e.val_acc is None:
+            self.store.update(self.run_id, best_epoch=e.epoch)
+        self.store.log(self.run_id, epoch_line(e))
+
+    def on_phase(self, e: PhaseEvent) -> None:
+        self.flush()
+        self.store.update(self.run_id, phase=e.phase)
+        if e.phase == "training" and e.first_step_seconds is not None:
+            self.store.log(self.run_id, f"first step (including graph compilation) took "
+                                        f"{e.first_step_seconds:.2f} s")
+
+    def on_layers(self, e: LayersEvent) -> None:
+        self.store.add_layer_stats(self.run_id, e.stats)
+
+    def on_log(self, e: LogEvent) -> None:
+        self.store.log(self.run_id, e.message)
+
+    def flush(self) -> None:
+        if self.pending or self.progress:
+            self.store.add_steps(self.run_id, self.pending, **self.progress)
+        self.pending, self.progress = [], {}
+        self.last_flush = time.monotonic()
+
+
+def epoch_line(m: EpochMetrics) -> str:
+    val = "" if m.val_acc is None else f"  val loss {m.val_loss:.4f}  val acc {m.val_acc:.4f}"
+    return (f"epoch {m.epoch}: train loss {m.train_loss:.4f}  train acc {m.train_acc:.4f}{val}  "
+            f"({m.epoch_seconds:.1f} s, {m.samples_per_s:.0f} samples/s)")
+
+
+class StoreControl:
+    """Reads pause/stop requests from the store, at most every CONTROL_EVERY_S, and mirrors the status."""
+
+    def __init__(self, store: RunStore, run_id: str):
+        self.store, self.run_id = store, run_id
+        self.request, self.checked = "run", 0.0
+
+    def _refresh(self) -> str:
+        if time.monotonic() - self.checked >= CONTROL_EVERY_S:
+            run = self.store.get(self.run_id)
+            new = run.request if run else "stop"
+            if new != self.request and new in ("pause", "run"):
+                self.store.update(self.run_id, status="paused" if new == "pause" else "running")
+                self.store.log(self.run_id, "paused" if new == "pause" else "resumed")
+            self.request, self.checked = new, time.monotonic()
+        return self.request
+
+    def paused(self) -> bool:
+        return self._refresh() == "pause"
+
+    def stop_requested(self) -> bool:
+        return self._refresh() == "stop"
+
+
+class RankStatus(Callback):
+    """Keeps a data-parallel rank's row in the store current (at most every RANK_EVERY_S)."""
+
+    def __init__(self, store: RunStore, run_id: str, rank: int):
+        self.store, self.run_id, self.rank, self.last = store, run_id, rank, 0.0
+        self.step = self.epoch = 0
+        store.set_rank(run_id, rank, pid=os.getpid(), host=socket.gethostname(), state="starting",
+                       message="loading data")
+
+    def on_step(self, e: StepEvent) -> None:
+        self.step, self.epoch = e.step, e.epoch
+        if time.monotonic() - self.last >= RANK_EVERY_S:
+            self.store.set_rank(self.run_id, self.rank, state="training", step=e.step, epoch=e.epoch, message="")
+            self.last = time.monotonic()
+
+    def on_phase(self, e: PhaseEvent) -> None:
+        self.store.set_rank(self.run_id, self.rank, state="training", message=e.phase)
+
+    def finish(self, state: str, message: str = "", net=None) -> None:
+        """The final state; with net, a checksum of its weights (equal on every rank of a sound run)."""
+        extra = {"weights_sha256": weights_checksum(net)} if net is not None else {}
+        self.store.set_rank(self.run_id, self.rank, state=state, message=message, step=self.step,
+                            epoch=self.epoch, **extra)
+
+
+class CoordinatorWatch:
+    """Control of a data-parallel rank: asks to stop when the process coordinating the run is gone
+    (killed), so that no rank trains on as an orphan; otherwise defers to `inner`."""
+
+    def __init__(self, inner: Control | None = None):
+        self.inner, self.pid = inner, int(os.environ.get(COORDINATOR_ENV) or 0)
+        self.checked, self.alive = 0.0, True
+
+    def paused(self) -> bool:
+        return self.inner.paused() if self.inner else False
+
+    def stop_requested(self) -> bool:
+        if self.pid and time.monotonic() - self.checked > 1.0:
+            self.alive, self.checked = pid_alive(self.pid), time.monotonic()
+        return not self.alive or (self.inner.stop_requested() if self.inner else False)

@@ -1,0 +1,87 @@
+"""What the run store returns: typed rows (no MindSpore, no SQL here).
+
+Words: a *run* is one training job; its *worker process* (core.worker, or the command line) trains it; a
+data-parallel run has several *ranks* (msrun's processes, one row each in the store's `workers` table).
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from core.config import TrainConfig
+
+__all__ = ["ACTIVE", "FINISHED", "RESUMABLE", "RANK_ALIVE", "Run", "StepRow", "LogLine", "RankRow"]
+
+ACTIVE = ("starting", "running", "paused")
+FINISHED = ("completed", "early_stopped", "stopped", "diverged", "failed", "interrupted")
+RESUMABLE = ("stopped", "failed", "interrupted")  # with a checkpoint; diverged runs need a new learning rate
+RANK_ALIVE = ("starting", "training")             # a rank in these states should have a live process
+
+
+@dataclass(frozen=True)
+class Run:
+    id: str
+    name: str
+    source: str
+    config: TrainConfig
+    status: str
+    message: str
+    request: str
+    created: float
+    started: float | None
+    finished: float | None
+    heartbeat: float | None
+    pid: int | None
+    phase: str
+    step: int
+    total_steps: int
+    epoch: int
+    samples_per_s: float | None
+    eta: float | None
+    best_val_acc: float | None
+    best_val_loss: float | None
+    best_epoch: int | None
+    checkpoint: str | None
+
+    @property
+    def active(self) -> bool:
+        return self.status in ACTIVE
+
+    @property
+    def duration(self) -> float | None:
+        if self.started is None:
+            return None
+        return (self.finished or time.time()) - self.started
+
+
+@dataclass(frozen=True)
+class StepRow:
+    step: int
+    epoch: int
+    loss: float | None
+    elapsed: float | None
+
+
+@dataclass(frozen=True)
+class LogLine:
+    t: float
+    message: str
+
+
+@dataclass(frozen=True)
+class RankRow:
+    """One data-parallel process of a run."""
+    run_id: str
+    rank: int
+    host: str
+    pid: int | None
+    state: str              # starting | training | completed | early_stopped | stopped | failed | died
+    step: int
+    epoch: int
+    heartbeat: float | None
+    message: str
+    weights_sha256: str | None
+
+    @property
+    def alive_state(self) -> bool:
+        return self.state in RANK_ALIVE

@@ -1,0 +1,359 @@
+"""The run store: one SQLite database (WAL) plus a checkpoint folder; the single source of truth for runs.
+
+Workers write status, metrics, logs and checkpoints; pages read it and write requests (pause/resume/stop).
+No MindSpore import here: the app reads the store without touching MindSpore.
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+import shutil
+import sqlite3
+import time
+from contextlib import contextmanager
+from pathlib import Path
+
+from core import PROJECT_ROOT
+from core.config import TrainConfig
+from core.runs.ids import check_run_id, new_run_id
+from core.runs.processes import pid_alive
+from core.runs.rows import ACTIVE, FINISHED, RESUMABLE, LogLine, RankRow, Run, StepRow
+from core.training.events import EpochMetrics
+from core.training.layer_stats import LayerStat
+
+__all__ = ["DATA_DIR_ENV", "RunBusy", "RunStore", "default_data_dir"]
+
+DATA_DIR_ENV = "STUDIO_DATA_DIR"
+MAX_ACTIVE_RUNS = 1  # a 2-core machine trains one network at a time; a second Start is refused
+HEARTBEAT_STALE_S = 60.0
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS runs (
+    id TEXT PRIMARY KEY, name TEXT NOT NULL, source TEXT NOT NULL, config TEXT NOT NULL,
+    status TEXT NOT NULL, message TEXT NOT NULL DEFAULT '', request TEXT NOT NULL DEFAULT 'run',
+    created REAL NOT NULL, started REAL, finished REAL, heartbeat REAL, pid INTEGER,
+    phase TEXT NOT NULL DEFAULT '', step INTEGER NOT NULL DEFAULT 0, total_steps INTEGER NOT NULL DEFAULT 0,
+    epoch INTEGER NOT NULL DEFAULT 0, samples_per_s REAL, eta REAL,
+    best_val_acc REAL, best_val_loss REAL, best_epoch INTEGER, checkpoint TEXT
+);
+CREATE TABLE IF NOT EXISTS steps (
+    run_id TEXT NOT NULL, step INTEGER NOT NULL, epoch INTEGER NOT NULL, loss REAL, elapsed REAL,
+    PRIMARY KEY (run_id, step)
+);
+CREATE TABLE IF NOT EXISTS epochs (
+    run_id TEXT NOT NULL, epoch INTEGER NOT NULL, train_loss REAL, train_acc REAL, val_loss REAL,
+    val_acc REAL, epoch_seconds REAL, samples_per_s REAL, elapsed REAL, PRIMARY KEY (run_id, epoch)
+);
+CREATE TABLE IF NOT EXISTS logs (
+    id INTEGER PRIMARY KEY AUTOINCREMENT, run_id TEXT NOT NULL, t REAL NOT NULL, message TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS logs_run ON logs (run_id, id);
+CREATE TABLE IF NOT EXISTS workers (
+    run_id TEXT NOT NULL, rank INTEGER NOT NULL, host TEXT NOT NULL DEFAULT '', pid INTEGER,
+    state TEXT NOT NULL DEFAULT 'starting', step INTEGER NOT NULL DEFAULT 0, epoch INTEGER NOT NULL DEFAULT 0,
+    heartbeat REAL, message TEXT NOT NULL DEFAULT '', weights_sha256 TEXT, PRIMARY KEY (run_id, rank)
+);
+CREATE TABLE IF NOT EXISTS layer_stats (
+    run_id TEXT NOT NULL, epoch INTEGER NOT NULL, param TEXT NOT NULL, kind TEXT NOT NULL, mean REAL, std REAL,
+    min REAL, max REAL, norm REAL, zeros REAL, hist TEXT NOT NULL, PRIMARY KEY (run_id, epoch, param, kind)
+);
+"""
+
+
+class RunBusy(RuntimeError):
+    """Another run is training; the message names it."""
+
+
+def default_data_dir() -> Path:
+    return Path(os.environ.get(DATA_DIR_ENV) or PROJECT_ROOT / "runs").expanduser().resolve()
+
+
+class RunStore:
+    def __init__(self, root: str | os.PathLike | None = None):
+        self.root = Path(root).expanduser().resolve() if root else default_data_dir()
+        self.checkpoints = self.root / "checkpoints"
+        self.logs_dir = self.root / "logs"
+        try:
+            self.checkpoints.mkdir(parents=True, exist_ok=True)
+            self.logs_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise OSError(f"Cannot create the run store in {self.root} ({e.strerror}). Set {DATA_DIR_ENV} "
+                          "to a writable folder.") from None
+        self.db_path = self.root / "runs.sqlite"
+        with self._connect() as db:
+            db.execute("PRAGMA journal_mode=WAL")
+            db.executescript(SCHEMA)
+
+    @contextmanager
+    def _connect(self):
+        db = sqlite3.connect(self.db_path, timeout=30, isolation_level=None)
+        db.row_factory = sqlite3.Row
+        db.execute("PRAGMA busy_timeout=30000")
+        try:
+            yield db
+        finally:
+            db.close()
+
+    @contextmanager
+    def _tx(self):
+        with self._connect() as db:
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                yield db
+                db.execute("COMMIT")
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+
+    # --- runs -------------------------------------------------------------------------------------------
+    def create_run(self, config: TrainConfig, name: str | None = None, source: str = "dashboard",
+                   status: str = "starting", exclusive: bool = True) -> str:
+        """Insert a run. With exclusive, refuse (RunBusy) while another run is active: the check and the
+        insert are one transaction, so two simultaneous Starts cannot both win."""
+        config.validate()
+        run_id = new_run_id()
+        self.reconcile()
+        with self._tx() as db:
+            if exclusive:
+                self._refuse_if_busy(db, "start again")
+            db.execute("INSERT INTO runs (id, name, source, config, status, created, total_steps) "
+                       "VALUES (?, ?, ?, ?, ?, ?, 0)",
+                       (run_id, name or f"{config.network}-{run_id[9:15]}", source, config.to_json(), status,
+                        time.time()))
+        return run_id
+
+    @staticmethod
+    def _refuse_if_busy(db: sqlite3.Connection, then: str) -> None:
+        """RunBusy when MAX_ACTIVE_RUNS are active; call inside the transaction that adds one."""
+        busy = db.execute(f"SELECT name FROM runs WHERE status IN ({','.join('?' * len(ACTIVE))})",
+                          ACTIVE).fetchall()
+        if len(busy) >= MAX_ACTIVE_RUNS:
+            raise RunBusy(f"Run '{busy[0]['name']}' is already training; this machine trains one run at a "
+                          f"time. Stop it or wait for it to finish, then {then}.")
+
+    def get(self, run_id: str) -> Run | None:
+        with self._connect() as db:
+            row = db.execute("SELECT * FROM runs WHERE id = ?", (run_id,)).fetchone()
+        return self._run(row) if row else None
+
+    def list_runs(self) -> list[Run]:
+        with self._connect() as db:
+            rows = db.execute("SELECT * FROM runs ORDER BY created DESC").fetchall()
+        return [self._run(r) for r in rows]
+
+    def active_run(self) -> Run | None:
+        self.reconcile()
+        with self._connect() as db:
+            row = db.execute(f"SELECT * FROM runs WHERE status IN ({','.join('?' * len(ACTIVE))}) "
+                             "ORDER BY created DESC LIMIT 1", ACTIVE).fetchone()
+        return self._run(row) if row else None
+
+    @staticmethod
+    def _run(row: sqlite3.Row) -> Run:
+        d = dict(row)
+        d["config"] = TrainConfig.from_json(d["config"])
+        return Run(**d)
+
+    def update(self, run_id: str, **fields) -> None:
+        if not fields:
+            return
+        cols = ", ".join(f"{k} = ?" for k in fields)
+        with self._connect() as db:
+            db.execute(f"UPDATE runs SET {cols} WHERE id = ?", (*fields.values(), run_id))
+
+    def finish(self, run_id: str, status: str, message: str = "") -> None:
+        assert status in FINISHED, status
+        with self._connect() as db:
+            db.execute("UPDATE runs SET status = ?, message = ?, finished = ?, phase = '' WHERE id = ?",
+                       (status, message, time.time(), run_id))
+
+    def rename(self, run_id: str, name: str) -> None:
+        name = name.strip()
+        if not name or len(name) > 80:
+            raise ValueError("A run name must have 1 to 80 characters.")
+        self.update(run_id, name=name)
+
+    def delete(self, run_id: str) -> None:
+        run = self.get(run_id)
+        if run is None:
+            return
+        if run.active:
+            raise RunBusy(f"Run '{run.name}' is still {run.status}: stop it before deleting it.")
+        with self._tx() as db:
+            for table in ("steps", "epochs", "logs", "layer_stats", "workers"):
+                db.execute(f"DELETE FROM {table} WHERE run_id = ?", (run_id,))
+            db.execute("DELETE FROM runs WHERE id = ?", (run_id,))
+        shutil.rmtree(self.checkpoint_path(run_id).parent, ignore_errors=True)
+        shutil.rmtree(self.export_dir(run_id), ignore_errors=True)
+        self.log_path(run_id).unlink(missing_ok=True)
+        shutil.rmtree(self.logs_dir / run_id, ignore_errors=True)  # data-parallel ranks' logs
+
+    def checkpoint_path(self, run_id: str) -> Path:
+        return self.checkpoints / check_run_id(run_id) / "model.ckpt"
+
+    def best_checkpoint_path(self, run_id: str) -> Path:
+        """Early stopping: the best epoch's weights, which a resumed run restores at its end."""
+        return self.checkpoints / check_run_id(run_id) / "best.ckpt"
+
+    def export_dir(self, run_id: str) -> Path:
+        return self.root / "exports" / check_run_id(run_id)
+
+    def log_path(self, run_id: str) -> Path:
+        """The worker's own stdout/stderr (tracebacks a crash leaves before it can reach the database)."""
+        return self.logs_dir / f"{check_run_id(run_id)}.log"
+
+    def resumable(self, run: Run) -> str | None:
+        """Why this run cannot be resumed, or None when it can."""
+        if run.status not in RESUMABLE:
+            return f"a {run.status} run cannot be resumed" + (" (start a new run with a lower learning rate)"
+                                                               if run.status == "diverged" else "")
+        if not self.checkpoint_path(run.id).exists():
+            return "it never finished an epoch, so there is no checkpoint to resume from; start it again"
+        return None
+
+    def prepare_resume(self, run_id: str) -> Run:
+        """Set a stopped, failed or interrupted run with a checkpoint back to 'starting' (RunBusy while
+        another run trains, ValueError when it cannot be resumed). The worker then continues it."""
+        check_run_id(run_id)
+        self.reconcile()
+        with self._tx() as db:
+            row = db.execute("SELECT * FROM runs WHERE id = ?", (run_id,)).fetchone()
+            if row is None:
+                raise ValueError("That run no longer exists.")
+            run = self._run(row)
+            why = self.resumable(run)
+            if why:
+                raise ValueError(f"Run '{run.name}' cannot be resumed: {why}.")
+            self._refuse_if_busy(db, "resume")
+            db.execute("UPDATE runs SET status = 'starting', request = 'run', message = '', finished = NULL, "
+                       "pid = NULL, heartbeat = ?, phase = 'resuming' WHERE id = ?", (time.time(), run_id))
+        self.log(run_id, f"resume requested (was {run.status})")
+        return self.get(run_id)
+
+    def truncate_after(self, run_id: str, epoch: int) -> int:
+        """Forget metrics recorded after epoch (an unfinished epoch before a resume); returns the number of
+        step rows dropped."""
+        with self._tx() as db:
+            dropped = db.execute("DELETE FROM steps WHERE run_id = ? AND epoch > ?", (run_id, epoch)).rowcount
+            db.execute("DELETE FROM epochs WHERE run_id = ? AND epoch > ?", (run_id, epoch))
+            db.execute("DELETE FROM layer_stats WHERE run_id = ? AND epoch > ?", (run_id, epoch))
+            last = db.execute("SELECT MAX(step) FROM steps WHERE run_id = ?", (run_id,)).fetchone()[0]
+            db.execute("UPDATE runs SET epoch = ?, step = ? WHERE id = ?", (epoch, last or 0, run_id))
+        return dropped
+
+    # --- requests from pages -----------------------------------------------------------------------------
+    def request(self, run_id: str, what: str) -> str:
+        """Ask a run to pause, resume or stop. Returns a sentence describing what happened."""
+        assert what in ("pause", "resume", "stop")
+        run = self.get(run_id)
+        if run is None:
+            return "That run no longer exists."
+        if not run.active:
+            return f"Run '{run.name}' has already finished ({run.status}); nothing to {what}."
+        if what == "stop" and run.request == "stop":
+            return f"Stop was already requested for '{run.name}'."
+        new = {"pause": "pause", "resume": "run", "stop": "stop"}[what]
+        self.update(run_id, request=new)
+        return {"pause": "Pause requested.", "resume": "Resume requested.", "stop": "Stop requested."}[what]
+
+    # --- metrics and logs (written by workers) -----------------------------------------------------------
+    def add_steps(self, run_id: str, rows: list[tuple[int, int, float, float]], **progress) -> None:
+        """Append (step, epoch, loss, elapsed) rows and update progress fields in one transaction."""
+        with self._tx() as db:
+            db.executemany("INSERT OR REPLACE INTO steps VALUES (?, ?, ?, ?, ?)",
+                           [(run_id, *r) for r in rows])
+            progress["heartbeat"] = time.time()
+            cols = ", ".join(f"{k} = ?" for k in progress)
+            db.execute(f"UPDATE runs SET {cols} WHERE id = ?", (*progress.values(), run_id))
+
+    def add_epoch(self, run_id: str, m: EpochMetrics) -> None:
+        with self._connect() as db:
+            db.execute("INSERT OR REPLACE INTO epochs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                       (run_id, m.epoch, m.train_loss, m.train_acc, m.val_loss, m.val_acc, m.epoch_seconds,
+                        m.samples_per_s, m.elapsed))
+
+    def add_layer_stats(self, run_id: str, stats: list[LayerStat]) -> None:
+        with self._tx() as db:
+            db.executemany("INSERT OR REPLACE INTO layer_stats VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                           [(run_id, s.epoch, s.param, s.kind, s.mean, s.std, s.min, s.max, s.norm, s.zeros,
+                             json.dumps({"edges": s.hist_edges, "counts": s.hist_counts})) for s in stats])
+
+    def layer_stats(self, run_id: str) -> list[LayerStat]:
+        """Every recorded weight/gradient summary of a run, by epoch then parameter (in network order)."""
+        with self._connect() as db:
+            rows = db.execute("SELECT * FROM layer_stats WHERE run_id = ? ORDER BY epoch, rowid",
+                              (run_id,)).fetchall()
+        out = []
+        for r in rows:
+            hist = json.loads(r["hist"])
+            nums = {k: math.nan if r[k] is None else r[k] for k in ("mean", "std", "min", "max", "norm", "zeros")}
+            out.append(LayerStat(r["epoch"], r["param"], r["kind"], **nums, hist_edges=tuple(hist["edges"]),
+                                 hist_counts=tuple(hist["counts"])))
+        return out
+
+    # --- data-parallel ranks (the `workers` table) -------------------------------------------------------
+    def set_rank(self, run_id: str, rank: int, **fields) -> None:
+        """Create or update one data-parallel rank's row (state, step, epoch, pid, host, message)."""
+        fields["heartbeat"] = time.time()
+        with self._connect() as db:
+            db.execute("INSERT OR IGNORE INTO workers (run_id, rank) VALUES (?, ?)", (run_id, rank))
+            cols = ", ".join(f"{k} = ?" for k in fields)
+            db.execute(f"UPDATE workers SET {cols} WHERE run_id = ? AND rank = ?", (*fields.values(), run_id, rank))
+
+    def ranks(self, run_id: str) -> list[RankRow]:
+        with self._connect() as db:
+            rows = db.execute("SELECT * FROM workers WHERE run_id = ? ORDER BY rank", (run_id,)).fetchall()
+        return [RankRow(**dict(r)) for r in rows]
+
+    def clear_ranks(self, run_id: str) -> None:
+        with self._connect() as db:
+            db.execute("DELETE FROM workers WHERE run_id = ?", (run_id,))
+
+    def log(self, run_id: str, message: str) -> None:
+        with self._connect() as db:
+            db.execute("INSERT INTO logs (run_id, t, message) VALUES (?, ?, ?)", (run_id, time.time(), message))
+
+    def steps(self, run_id: str, max_points: int = 2000) -> list[StepRow]:
+        """Step losses, evenly downsampled to at most max_points rows (the last step always included)."""
+        with self._connect() as db:
+            n = db.execute("SELECT COUNT(*) FROM steps WHERE run_id = ?", (run_id,)).fetchone()[0]
+            every = max(1, -(-n // max_points))
+            rows = db.execute("SELECT step, epoch, loss, elapsed FROM steps WHERE run_id = ? AND "
+                              "((step - 1) % ? = 0 OR step = (SELECT MAX(step) FROM steps WHERE run_id = ?)) "
+                              "ORDER BY step", (run_id, every, run_id)).fetchall()
+        return [StepRow(**dict(r)) for r in rows]
+
+    def epochs(self, run_id: str) -> list[EpochMetrics]:
+        with self._connect() as db:
+            rows = db.execute("SELECT epoch, train_loss, train_acc, val_loss, val_acc, epoch_seconds, samples_per_s, "
+                              "elapsed FROM epochs WHERE run_id = ? ORDER BY epoch", (run_id,)).fetchall()
+        return [EpochMetrics(**dict(r)) for r in rows]
+
+    def logs(self, run_id: str, limit: int = 200) -> list[LogLine]:
+        with self._connect() as db:
+            rows = db.execute("SELECT t, message FROM logs WHERE run_id = ? ORDER BY id DESC LIMIT ?",
+                              (run_id, limit)).fetchall()
+        return [LogLine(**dict(r)) for r in reversed(rows)]
+
+    # --- truth after crashes -----------------------------------------------------------------------------
+    def reconcile(self) -> list[str]:
+        """Mark active runs whose worker is gone (or silent for long) as interrupted. Returns their ids."""
+        now, dead = time.time(), []
+        with self._connect() as db:
+            rows = db.execute(f"SELECT id, pid, heartbeat, created FROM runs WHERE status IN "
+                              f"({','.join('?' * len(ACTIVE))})", ACTIVE).fetchall()
+        for r in rows:
+            last = r["heartbeat"] or r["created"]
+            if r["pid"] is None:
+                gone = now - last > HEARTBEAT_STALE_S  # a worker that never reported in
+            else:
+                gone = not pid_alive(r["pid"]) or now - last > HEARTBEAT_STALE_S
+            if gone:
+                self.finish(r["id"], "interrupted", "The training process ended unexpectedly (killed, crashed or "
+                                                    "the machine restarted). Metrics up to its last report and "
+                                                    "its last checkpoint are kept.")
+                self.log(r["id"], "marked interrupted: its worker process is gone")
+                dead.append(r["id"])
+        return dead
+

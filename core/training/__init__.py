@@ -1,0 +1,1 @@
+"""The training loop (run -> epoch -> step), its typed events and callbacks, pause/stop control."""

@@ -1,0 +1,149 @@
+"""What a training run reports, as typed events, and the callbacks that observe them (no MindSpore here).
+
+The trainer emits, in this order:
+  PhaseEvent("compiling" | "first_step")   before the first step (Graph mode compiles in it)
+  PhaseEvent("training", first_step_seconds) after it
+  StepEvent                                 after every step
+  EpochMetrics                              after every epoch (validation included)
+  LayersEvent                               epoch 0 (the initial weights) and after every epoch
+  LogEvent                                  a line for the run's log, at any time
+and after every epoch whose weights are sound it calls Callback.on_epoch_end(net, metrics) (e.g. to
+checkpoint). Each event names its Callback method, so no one dispatches on a string.
+"""
+from __future__ import annotations
+
+import sys
+import traceback
+from dataclasses import dataclass, field, replace
+from typing import Any, ClassVar, Iterable
+
+from core.training.layer_stats import LayerStat
+
+__all__ = ["PhaseEvent", "StepEvent", "EpochMetrics", "LayersEvent", "LogEvent", "Event", "Callback",
+           "CallbackList", "EventLog"]
+
+
+@dataclass(frozen=True)
+class PhaseEvent:
+    handler: ClassVar[str] = "on_phase"
+    phase: str                                # compiling | first_step | training
+    first_step_seconds: float | None = None   # with "training": how long the first step took
+
+
+@dataclass(frozen=True)
+class StepEvent:
+    handler: ClassVar[str] = "on_step"
+    step: int
+    epoch: int
+    loss: float
+    step_seconds: float
+    samples_per_s: float      # over the timed steps so far (all but the first, which compiles)
+    elapsed: float            # training seconds since the run started (resumed runs included)
+    eta: float
+    total_steps: int
+
+
+@dataclass(frozen=True)
+class EpochMetrics:
+    """One finished epoch: emitted by the trainer, kept in the run store, read back on resume."""
+    handler: ClassVar[str] = "on_epoch"
+    epoch: int
+    train_loss: float
+    train_acc: float
+    val_loss: float | None = None
+    val_acc: float | None = None
+    epoch_seconds: float | None = None
+    samples_per_s: float | None = None
+    elapsed: float | None = None
+    step: int | None = None   # steps taken by the end of this epoch (not stored: the steps table has them)
+    eta: float | None = None
+    best: bool = False        # the best validation loss so far
+
+    def with_(self, **changes: Any) -> "EpochMetrics":
+        return replace(self, **changes)
+
+
+@dataclass(frozen=True)
+class LayersEvent:
+    handler: ClassVar[str] = "on_layers"
+    epoch: int
+    stats: list[LayerStat] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class LogEvent:
+    handler: ClassVar[str] = "on_log"
+    message: str
+
+
+Event = PhaseEvent | StepEvent | EpochMetrics | LayersEvent | LogEvent
+
+
+class Callback:
+    """Observes a run: override the methods of the events you need; each one does nothing by default.
+
+    on_event receives every event first and dispatches it (override it to see them all). A callback that
+    must not stop training when it fails (a progress display) sets critical = False: CallbackList then
+    prints its error and carries on. The others' errors end the run, as a failed checkpoint must."""
+
+    critical: ClassVar[bool] = True
+
+    def on_event(self, event: Event) -> None:
+        getattr(self, event.handler)(event)
+
+    def on_phase(self, event: PhaseEvent) -> None:
+        """Compilation starts, or training proper does."""
+
+    def on_step(self, event: StepEvent) -> None:
+        """A step updated the weights."""
+
+    def on_epoch(self, event: EpochMetrics) -> None:
+        """An epoch ended (after validation)."""
+
+    def on_layers(self, event: LayersEvent) -> None:
+        """Per-parameter weight and gradient statistics of an epoch."""
+
+    def on_log(self, event: LogEvent) -> None:
+        """A line for the run's log."""
+
+    def on_epoch_end(self, net, metrics: EpochMetrics) -> None:
+        """The epoch's weights are sound (after on_epoch and on_layers): e.g. checkpoint the network."""
+
+
+class CallbackList:
+    """Sends each event to every callback, in order."""
+
+    def __init__(self, callbacks: Iterable[Callback] = ()):
+        self.callbacks = [c for c in callbacks if c is not None]
+
+    def emit(self, event: Event) -> None:
+        for c in self.callbacks:
+            self._call(c, c.on_event, event)
+
+    def log(self, message: str) -> None:
+        self.emit(LogEvent(message))
+
+    def epoch_end(self, net, metrics: EpochMetrics) -> None:
+        for c in self.callbacks:
+            self._call(c, c.on_epoch_end, net, metrics)
+
+    @staticmethod
+    def _call(callback: Callback, method, *args) -> None:
+        if callback.critical:
+            method(*args)
+            return
+        try:
+            method(*args)
+        except Exception:  # an observer's fault is reported, not fatal (accelerate's CallbackHandler)
+            print(f"callback {type(callback).__name__} failed (training goes on):\n{traceback.format_exc()}",
+                  file=sys.stderr, flush=True)
+
+
+class EventLog(Callback, list):
+    """Keeps every event in order (tests and benchmarks)."""
+
+    def on_event(self, event: Event) -> None:
+        self.append(event)
+
+    def of(self, kind: type) -> list:
+        return [e for e in self if isinstance(e, kind)]

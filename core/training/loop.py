@@ -1,0 +1,263 @@
+"""Training: a run is epochs, an epoch is steps (as mindcv's train_with_func: run -> train_epoch -> step).
+
+train() knows nothing of Streamlit or the run store: it reports through callbacks (core.training.events)
+and asks a Control between steps whether to pause or stop. Both training styles share this loop; only
+the step differs (core.training.steps). Callers run core.runtime.prepare_process first.
+"""
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Iterable
+
+import mindspore as ms
+import mindspore.dataset as ds
+import mindspore.nn as nn
+import numpy as np
+
+from core.config import TrainConfig
+from core.data.folders import MnistFolder, load_labels, stratified_split
+from core.data.pipeline import create_dataset
+from core.model.evaluation import NetWithLoss, evaluate_batches
+from core.model.losses import build_loss
+from core.model.networks import build_network
+from core.model.optim import build_optimizer
+from core.runtime import set_mode
+from core.training.clock import StepClock
+from core.training.control import CollectiveControl, Control, NoControl, wait_while_paused
+from core.training.early_stopping import EarlyStopping
+from core.training.events import (Callback, CallbackList, EpochMetrics, LayersEvent, PhaseEvent, StepEvent)
+from core.training.layer_stats import summarize_all
+from core.training.parallel import Parallel
+from core.training.resume import ResumeState
+from core.training.steps import Stepper, make_train_step
+from core.training.weights import restore, snapshot
+
+__all__ = ["TrainResult", "train", "prepare_data", "build_model"]
+
+
+@dataclass
+class TrainResult:
+    status: str                      # completed | early_stopped | stopped | diverged
+    net: nn.Cell
+    history: list[EpochMetrics] = field(default_factory=list)  # one per finished epoch
+    best_epoch: int | None = None
+    steps: int = 0
+    message: str = ""
+    diverged_at_step: int | None = None
+
+
+@dataclass(frozen=True)
+class TrainData:
+    train: object                    # the batched MindSpore dataset of this process's training images
+    validation: object | None        # the validation images (None: val_fraction 0)
+    steps_per_epoch: int
+    train_images: int                # over all workers
+    validation_images: int
+    workers: int
+    batch: int                       # samples per step on this process
+
+
+@dataclass(frozen=True)
+class Model:
+    net: nn.Cell
+    step: Stepper
+    eval_net: NetWithLoss
+
+
+@dataclass
+class EpochTally:
+    """What an epoch's steps add up to on this process, and whether the run ended inside the epoch."""
+    started: float
+    loss_sum: float = 0.0
+    correct: int = 0
+    seen: int = 0
+    grads: dict[str, np.ndarray] | None = None  # of the epoch's last step
+    ended: str | None = None                     # stopped | diverged
+    message: str = ""
+    diverged_at_step: int | None = None
+
+
+@dataclass
+class _Loop:
+    """What every step of a run needs."""
+    config: TrainConfig
+    data: TrainData
+    model: Model
+    events: CallbackList
+    control: Control
+    clock: StepClock
+    parallel: Parallel | None
+    step: int            # steps taken so far
+    first_step: int      # the number of this session's first step (it compiles)
+
+
+def train(config: TrainConfig, folder: MnistFolder, callbacks: Iterable[Callback] = (),
+          control: Control | None = None, resume: ResumeState | None = None,
+          parallel: Parallel | None = None) -> TrainResult:
+    """Train per config on folder's train split (minus a stratified validation part).
+
+    Callbacks observe every event; their on_epoch_end(net, metrics) runs after every epoch whose weights are
+    sound (e.g. to checkpoint). With resume, training continues after resume.epoch from its weights.
+    Momentum/Adam moments restart from zero, and the shuffle order of the remaining epochs differs from an
+    uninterrupted run's. With parallel (one of config.workers data-parallel processes), this process trains
+    on its 1/workers share of the training images with config.worker_batch samples per step; metrics are
+    global.
+    """
+    config.validate()
+    done_epochs = resume.epoch if resume else 0
+    _seed(config, done_epochs)
+    data = prepare_data(config, folder, parallel)
+    model = build_model(config, resume, parallel)
+    step = resume.step if resume else 0
+    loop = _Loop(config, data, model, CallbackList(callbacks), _control(control, parallel),
+                 StepClock(data.steps_per_epoch * config.epochs, resume.elapsed if resume else 0.0), parallel,
+                 step=step, first_step=step + 1)
+    _announce(loop, resume)
+    stopping = EarlyStopping.for_run(config, resume)
+    result = TrainResult("completed", model.net, history=list(resume.history) if resume else [])
+    # One iterator for all remaining epochs: a fresh order each epoch.
+    iterator = data.train.create_tuple_iterator(num_epochs=max(config.epochs - done_epochs, 1))
+    for epoch in range(done_epochs + 1, config.epochs + 1):
+        tally = _train_epoch(loop, epoch, iterator)
+        result.steps = loop.step
+        if tally.ended or tally.seen == 0:
+            result.status = tally.ended or result.status
+            result.message, result.diverged_at_step = tally.message, tally.diverged_at_step
+            break
+        result.history.append(_close_epoch(loop, epoch, tally, stopping))
+        if stopping.should_stop:
+            result.status, result.message = "early_stopped", stopping.message()
+            loop.events.log(result.message)
+            break
+    result.best_epoch = stopping.best_epoch
+    if result.status != "diverged":
+        stopping.restore_best(model.net)
+    model.net.set_train(False)
+    return result
+
+
+def _seed(config: TrainConfig, done_epochs: int) -> None:
+    set_mode(config.mode)
+    ms.set_seed(config.seed)
+    ds.config.set_seed(config.seed + done_epochs)  # a resumed run does not replay epoch 1's order
+
+
+def _control(control: Control | None, parallel: Parallel | None) -> Control:
+    control = control or NoControl()
+    return CollectiveControl(parallel, control) if parallel is not None else control
+
+
+def prepare_data(config: TrainConfig, folder: MnistFolder, parallel: Parallel | None) -> TrainData:
+    """The training and validation datasets of this process (its share of them when data-parallel)."""
+    train_idx, val_idx = stratified_split(load_labels(folder, "train"), config.val_fraction)
+    workers, batch = (parallel.size, config.worker_batch) if parallel else (1, config.batch_size)
+    if parallel is not None:  # an equal, class-balanced share per worker: every worker takes as many steps
+        share = len(train_idx) // workers
+        train_idx = np.asarray(train_idx)[parallel.rank::workers][:share]
+    if batch > len(train_idx):
+        raise ValueError(f"batch size {config.batch_size} is larger than the {len(train_idx) * workers} training "
+                         "images: lower the batch size")
+    train_ds = create_dataset(folder, "train", train_idx, batch, shuffle=True,
+                              num_parallel_workers=config.num_parallel_workers, augment=config.augment)
+    val_ds = (create_dataset(folder, "train", val_idx, max(config.batch_size, 256), shuffle=False,
+                             num_parallel_workers=config.num_parallel_workers) if len(val_idx) else None)
+    return TrainData(train_ds, val_ds, train_ds.get_dataset_size(), len(train_idx) * workers, len(val_idx),
+                     workers, batch)
+
+
+def build_model(config: TrainConfig, resume: ResumeState | None, parallel: Parallel | None) -> Model:
+    """The network (with a resumed run's weights), its train step in the configured style, and its evaluator."""
+    net = build_network(config.network)
+    if config.amp_level != "O0":
+        net = ms.amp.auto_mixed_precision(net, config.amp_level)  # casts in place; names stay the same
+    if resume is not None:
+        restore(net, resume.weights)
+    loss_fn = build_loss(config.loss)
+    optimizer = build_optimizer(config, net.trainable_params())
+    return Model(net, make_train_step(config, net, loss_fn, optimizer, parallel), NetWithLoss(net, loss_fn))
+
+
+def _announce(loop: _Loop, resume: ResumeState | None) -> None:
+    """The run's first log lines, and the initial weights' statistics of a fresh run."""
+    c, d = loop.config, loop.data
+    loop.events.log(f"{c.network} · {c.style} style · {c.mode} mode · {d.train_images} train / "
+                    f"{d.validation_images} validation images · {d.steps_per_epoch} steps per epoch"
+                    + (f" · {d.workers} workers × {d.batch} samples per step (global batch {d.batch * d.workers})"
+                       if loop.parallel else ""))
+    if resume is not None:
+        loop.events.log(f"resuming after epoch {resume.epoch} (step {resume.step}) from its checkpoint")
+    else:
+        loop.events.emit(LayersEvent(0, summarize_all(0, snapshot(loop.model.net), None)))
+
+
+def _train_epoch(loop: _Loop, epoch: int, iterator) -> EpochTally:
+    """The epoch's steps, until the shared iterator ends the pass, a stop is requested or the loss diverges."""
+    loop.model.net.set_train()
+    tally = EpochTally(started=time.monotonic())
+    last_step = loop.step + loop.data.steps_per_epoch
+    for data, label in iterator:  # the shared iterator ends each pass at the epoch boundary
+        if wait_while_paused(loop.control):
+            tally.ended, tally.message = "stopped", f"stopped by request at step {loop.step}"
+            break
+        loss, logits, grads, seconds = _take_step(loop, data, label, with_grads=loop.step + 1 == last_step)
+        if grads is not None:
+            tally.grads = grads
+        samples = int(label.shape[0]) * loop.data.workers  # this step's samples, over all workers
+        if not math.isfinite(loss):
+            tally.ended, tally.diverged_at_step = "diverged", loop.step
+            tally.message = (f"loss became {loss} at step {loop.step} (epoch {epoch}): training diverged. "
+                             "Lower the learning rate.")
+            loop.events.log(tally.message)
+            break
+        tally.correct += int((logits.asnumpy().argmax(1) == label.asnumpy()).sum())  # this worker's; summed later
+        tally.loss_sum += loss * samples
+        tally.seen += samples
+        loop.events.emit(StepEvent(step=loop.step, epoch=epoch, loss=loss, step_seconds=seconds,
+                                   samples_per_s=loop.clock.samples_per_s(seconds, samples),
+                                   elapsed=loop.clock.elapsed(), eta=loop.clock.eta(loop.step, seconds),
+                                   total_steps=loop.clock.total_steps))
+    return tally
+
+
+def _take_step(loop: _Loop, data, label, with_grads: bool):
+    """One step: (loss, logits, gradients or None, seconds). The session's first step is announced (it
+    compiles) and not timed; the others are timed on the clock."""
+    first = loop.step + 1 == loop.first_step
+    if first:
+        loop.events.emit(PhaseEvent("compiling" if loop.config.mode == "graph" else "first_step"))
+    probe = getattr(loop.model.step, "with_grads", None)  # absent when a test substitutes a bare step
+    started = time.monotonic()
+    if with_grads and probe is not None:
+        loss, logits, grads = probe(data, label)
+    else:
+        (loss, logits), grads = loop.model.step(data, label), None
+    loss_value = float(loss.asnumpy())  # also synchronises the device
+    seconds = time.monotonic() - started
+    loop.step += 1
+    if first:
+        loop.events.emit(PhaseEvent("training", first_step_seconds=seconds))
+    else:
+        loop.clock.record(seconds, int(label.shape[0]) * loop.data.workers)
+    return loss_value, logits, grads, seconds
+
+
+def _close_epoch(loop: _Loop, epoch: int, tally: EpochTally, stopping: EarlyStopping) -> EpochMetrics:
+    """Validate, decide whether the epoch is the best so far, and report it (metrics, layer statistics,
+    then on_epoch_end with the network)."""
+    correct = tally.correct
+    if loop.parallel is not None:
+        correct = int(round(loop.parallel.sum([correct])[0]))
+    seconds, elapsed = time.monotonic() - tally.started, loop.clock.elapsed()
+    val_loss = val_acc = None
+    if loop.data.validation is not None:
+        val_loss, val_acc, _, _ = evaluate_batches(loop.model.eval_net, loop.data.validation)
+    metrics = EpochMetrics(epoch=epoch, train_loss=tally.loss_sum / tally.seen, train_acc=correct / tally.seen,
+                           val_loss=val_loss, val_acc=val_acc, epoch_seconds=seconds,
+                           samples_per_s=tally.seen / max(seconds, 1e-9), elapsed=elapsed, step=loop.step,
+                           eta=loop.clock.eta(loop.step), best=stopping.update(epoch, val_loss, loop.model.net))
+    loop.events.emit(metrics)
+    loop.events.emit(LayersEvent(epoch, summarize_all(epoch, snapshot(loop.model.net), tally.grads)))
+    loop.events.epoch_end(loop.model.net, metrics)
+    return metrics

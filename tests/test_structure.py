@@ -1,0 +1,163 @@
+"""The codebase's shape, checked: no import cycles, no long functions, imports at the top unless they defer
+MindSpore (with the reason said), and app_pages/ holding only pages. Static (AST), so it runs in a second."""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from core import PROJECT_ROOT
+from ui.navigation import PAGES
+
+PACKAGES = ("core", "ui", "app_pages")
+MAX_FUNCTION_LINES = 70
+HEAVY_EXTERNAL = ("mindspore", "onnx", "onnxruntime")  # what a module may import inside a function
+
+
+def project_files() -> dict[str, Path]:
+    """module name -> file, for every project module (app.py included)."""
+    files = {"app": PROJECT_ROOT / "app.py"}
+    for package in PACKAGES:
+        for path in sorted((PROJECT_ROOT / package).rglob("*.py")):
+            parts = path.relative_to(PROJECT_ROOT).with_suffix("").parts
+            files[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    return files
+
+
+FILES = project_files()
+TREES = {name: ast.parse(path.read_text(), str(path)) for name, path in FILES.items()}
+
+
+def imported_modules(node: ast.AST) -> list[str]:
+    """Project modules an import statement names (`from core.x import y` may name module core.x.y)."""
+    if isinstance(node, ast.Import):
+        names = [a.name for a in node.names]
+    elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+        names = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
+    else:
+        return []
+    return [n for n in names if n in FILES]
+
+
+def top_level_imports(tree: ast.Module) -> list[ast.stmt]:
+    return [n for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom))]
+
+
+def function_imports(tree: ast.Module):
+    """(function, import statement) for every import inside a function."""
+    for fn in ast.walk(tree):
+        if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            for node in ast.walk(fn):
+                if isinstance(node, (ast.Import, ast.ImportFrom)):
+                    yield fn, node
+
+
+def import_graph() -> dict[str, set[str]]:
+    graph = {name: set() for name in FILES}
+    for name, tree in TREES.items():
+        for node in ast.walk(tree):
+            graph[name].update(m for m in imported_modules(node) if m != name)
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components with more than one module (Tarjan)."""
+    index, low, stack, on_stack, out, counter = {}, {}, [], set(), [], [0]
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on_stack.add(v)
+        for w in graph[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                out.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def mindspore_modules() -> set[str]:
+    """Project modules that import MindSpore when they are imported (directly or through another)."""
+    direct = {name for name, tree in TREES.items() for node in top_level_imports(tree)
+              if any(a.name.split(".")[0] == "mindspore" for a in getattr(node, "names", []))
+              or (isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "mindspore")}
+    heavy, changed = set(direct), True
+    while changed:
+        changed = False
+        for name, tree in TREES.items():
+            if name not in heavy and any(m in heavy for node in top_level_imports(tree) for m in imported_modules(node)):
+                heavy.add(name)
+                changed = True
+    return heavy
+
+
+def test_there_are_no_import_cycles():
+    assert cycles(import_graph()) == []
+
+
+def test_the_cycle_check_finds_a_cycle():
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def test_no_function_is_longer_than_70_lines():
+    long = [f"{FILES[name].relative_to(PROJECT_ROOT)}:{fn.lineno} {fn.name} ({fn.end_lineno - fn.lineno + 1} lines)"
+            for name, tree in TREES.items() for fn in ast.walk(tree)
+            if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef))
+            and fn.end_lineno - fn.lineno + 1 > MAX_FUNCTION_LINES]
+    assert long == []
+
+
+def test_imports_inside_functions_only_defer_mindspore_and_say_so():
+    """An import inside a function is allowed for MindSpore (or a module that imports it, or ONNX), which a
+    process must not load before core.runtime.prepare_process or a page before it is needed; a comment
+    saying `deferred` comes on the import's line or before it in the function."""
+    heavy = mindspore_modules()
+    assert {"core.training.loop", "core.model.checkpoint", "core.runs.execute"} <= heavy
+    assert not {"core.runs.store", "core.config", "core.app.model_service", "ui.session"} & heavy
+    offenders = []
+    for name, tree in TREES.items():
+        lines = FILES[name].read_text().splitlines()
+        for fn, node in function_imports(tree):
+            modules = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+            ok = all(m.split(".")[0] in HEAVY_EXTERNAL or m in heavy or any(x in heavy for x in imported_modules(node))
+                     for m in modules)
+            said = any("# deferred" in line for line in lines[fn.lineno - 1:node.end_lineno])
+            if not (ok and said):
+                offenders.append(f"{FILES[name].relative_to(PROJECT_ROOT)}:{node.lineno} "
+                                 f"{ast.get_source_segment(FILES[name].read_text(), node)}")
+    assert offenders == []
+
+
+def test_app_pages_holds_only_the_pages_of_the_navigation():
+    pages = {path for path, _, _ in PAGES}
+    assert {str(p.relative_to(PROJECT_ROOT)) for p in (PROJECT_ROOT / "app_pages").glob("*.py")} == pages
+    # a folder named pages/ would switch Streamlit to its older multipage mode (see ui/navigation.py)
+    assert not (PROJECT_ROOT / "pages").exists()
+
+
+@pytest.mark.parametrize("package", ["core.data", "core.model", "core.training", "core.runs", "core.app"])
+def test_core_packages_depend_downwards_only(package):
+    """data <- model <- training <- runs <- app: a package never imports one above it."""
+    order = ["core.data", "core.model", "core.training", "core.runs", "core.app"]
+    above = order[order.index(package) + 1:]
+    graph = import_graph()
+    upward = sorted(f"{m} -> {d}" for m in graph if m.startswith(package + ".") or m == package
+                    for d in graph[m] if any(d == a or d.startswith(a + ".") for a in above))
+    assert upward == []

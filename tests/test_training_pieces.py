@@ -1,0 +1,97 @@
+"""The trainer's small pieces on their own: the step clock, early stopping, and how callbacks are called."""
+import time
+
+import numpy as np
+import pytest
+
+from core.config import TrainConfig
+from core.model.networks import build_network
+from core.training.clock import StepClock
+from core.training.early_stopping import EarlyStopping
+from core.training.events import Callback, CallbackList, EpochMetrics, EventLog, LogEvent, StepEvent
+from core.training.resume import ResumeState
+from core.training.weights import snapshot
+
+
+def test_the_clock_times_steps_only_and_falls_back_before_the_first_timed_one():
+    clock = StepClock(total_steps=10, already_elapsed=5.0)
+    assert clock.elapsed() == pytest.approx(5.0, abs=0.1)  # a resumed run's earlier time counts
+    assert clock.samples_per_s(0.5, 64) == 128  # nothing timed yet: this step's own rate
+    assert clock.eta(1, fallback_step_seconds=0.5) == 4.5
+    clock.record(0.2, 64)
+    clock.record(0.3, 16)  # a short last batch counts as its own samples
+    assert clock.samples_per_s(9.9, 999) == pytest.approx(80 / 0.5)
+    assert clock.eta(3) == pytest.approx(0.25 * 7)
+    time.sleep(0.05)
+    assert clock.elapsed() > 5.0
+
+
+def metrics(epoch, val_loss):
+    return EpochMetrics(epoch=epoch, train_loss=1.0, train_acc=0.5, val_loss=val_loss, val_acc=0.5)
+
+
+def test_early_stopping_tracks_the_best_epoch_keeps_its_weights_and_stops_after_patience():
+    net = build_network("mlp")
+    stopping = EarlyStopping(enabled=True, patience=2)
+    assert stopping.update(1, 0.5, net) and stopping.best_epoch == 1
+    best = snapshot(net)
+    assert not stopping.update(2, 0.6, net) and not stopping.should_stop
+    assert not stopping.update(3, 0.5, net) and stopping.should_stop  # equal is no improvement
+    assert "did not improve for 2 epochs" in stopping.message() and "epoch 1" in stopping.message()
+    assert all(np.array_equal(best[k], v) for k, v in stopping.best_weights.items())
+
+
+def test_without_early_stopping_the_best_epoch_is_still_marked_but_nothing_is_kept():
+    stopping = EarlyStopping(enabled=False, patience=1)
+    assert stopping.update(1, 0.5, build_network("mlp"))
+    assert not stopping.update(2, 0.9, None) and not stopping.should_stop and stopping.best_weights is None
+    assert not stopping.update(3, None, None)  # no validation split: never "best"
+
+
+def test_early_stopping_picks_up_a_resumed_runs_best_epoch():
+    history = (metrics(1, 0.4), metrics(2, 0.3), metrics(3, 0.35))
+    resume = ResumeState(epoch=3, step=30, weights={}, history=history, best_weights={"w": np.zeros(1)})
+    stopping = EarlyStopping.for_run(TrainConfig(early_stopping=True, patience=2), resume)
+    assert (stopping.best_epoch, stopping.best_val, stopping.bad_epochs) == (2, 0.3, 1)
+    assert not stopping.update(4, 0.31, None) and stopping.should_stop
+    assert "w" in stopping.best_weights
+
+
+def test_callbacks_get_each_event_in_its_own_method_in_order():
+    seen = []
+
+    class Steps(Callback):
+        def on_step(self, e):
+            seen.append(("step", e.step))
+
+        def on_epoch_end(self, net, m):
+            seen.append(("saved", m.epoch))
+
+    log = EventLog()
+    events = CallbackList([Steps(), None, log])
+    step = StepEvent(step=1, epoch=1, loss=0.5, step_seconds=0.1, samples_per_s=640, elapsed=0.1, eta=1.0,
+                     total_steps=10)
+    events.emit(step)
+    events.log("hello")
+    events.epoch_end(None, metrics(1, 0.5))
+    assert seen == [("step", 1), ("saved", 1)]
+    assert log == [step, LogEvent("hello")] and log.of(StepEvent) == [step]
+
+
+def test_a_failing_display_is_reported_but_a_failing_recorder_ends_the_run(capsys):
+    class Display(Callback):
+        critical = False
+
+        def on_log(self, e):
+            raise RuntimeError("terminal gone")
+
+    class Recorder(Callback):
+        def on_log(self, e):
+            raise OSError("disk full")
+
+    after = EventLog()
+    CallbackList([Display(), after]).log("x")
+    assert after == [LogEvent("x")]  # the others still got it
+    assert "Display failed" in capsys.readouterr().err
+    with pytest.raises(OSError, match="disk full"):
+        CallbackList([Recorder(), after]).log("y")

@@ -1,0 +1,88 @@
+"""The Configure page's form: one widget per setting with its error under it, the config in the link, and
+the network's layer table."""
+from __future__ import annotations
+
+from dataclasses import fields
+
+import pandas as pd
+import streamlit as st
+
+from core.app.model_service import MINDSPORE_LOCK
+from core.config import TrainConfig, parse_fields
+from ui.i18n import LANG_PARAM, label, language, t
+
+__all__ = ["URL_FIELDS", "config_from_url", "write_url", "layer_table", "ConfigForm"]
+
+URL_FIELDS = [f.name for f in fields(TrainConfig) if f.name != "data_dir"]
+
+
+def config_from_url(base: TrainConfig) -> tuple[TrainConfig, dict[str, str]]:
+    """Apply the page URL's query parameters to base; unknown or invalid ones are reported, not applied."""
+    values, errors = parse_fields({k: st.query_params[k] for k in st.query_params.keys() if k in URL_FIELDS},
+                                  language())
+    for key in st.query_params.keys():
+        if key not in URL_FIELDS and key != LANG_PARAM:
+            errors[key] = t("configure.unknown_param", key=key, value=repr(st.query_params[key]))
+    candidate = base.with_(**values)
+    for name, msg in candidate.errors(language()).items():
+        errors[name] = t("configure.from_link", msg=msg)
+        values.pop(name, None)
+    return base.with_(**{k: v for k, v in values.items() if k not in errors}), errors
+
+
+def write_url(config: TrainConfig) -> None:
+    """Put every setting that differs from the defaults into the page's link (the language stays)."""
+    defaults = TrainConfig()
+    params = {k: str(getattr(config, k)).lower() if isinstance(getattr(config, k), bool) else str(getattr(config, k))
+              for k in URL_FIELDS if getattr(config, k) != getattr(defaults, k)}
+    if LANG_PARAM in st.query_params:
+        params[LANG_PARAM] = st.query_params[LANG_PARAM]
+    if dict(st.query_params) != params:
+        st.query_params.from_dict(params)
+
+
+@st.cache_data
+def layer_table(network: str) -> pd.DataFrame:
+    with MINDSPORE_LOCK:
+        from core.model.networks import build_network, summarize  # deferred: MindSpore
+        rows = summarize(build_network(network))
+    return pd.DataFrame([{"layer": r.name, "type": r.kind, "output shape": str(r.output_shape),
+                          "parameters": r.params} for r in rows])  # columns renamed per language on display
+
+
+class ConfigForm:
+    """Widgets for the settings of `config`: each keeps its raw value and a slot for its error message."""
+
+    def __init__(self, config: TrainConfig):
+        self.config = config
+        self.raw: dict[str, object] = {}
+        self.slots: dict[str, object] = {}
+
+    def choice(self, name: str, options: tuple, col=st) -> object:
+        self.raw[name] = col.selectbox(t(f"configure.f_{name}"), options,
+                                       index=options.index(getattr(self.config, name)), format_func=label,
+                                       key=f"cfg_{name}")
+        self.slots[name] = col.empty()
+        return self.raw[name]
+
+    def text_number(self, name: str, col=st, help=None) -> None:
+        self.raw[name] = col.text_input(t(f"configure.f_{name}"), value=str(getattr(self.config, name)),
+                                        key=f"cfg_{name}", help=help)
+        self.slots[name] = col.empty()
+
+    def checkbox(self, name: str, col=st, help=None, slot: bool = False) -> None:
+        self.raw[name] = col.checkbox(t(f"configure.f_{name}"), value=getattr(self.config, name), key=f"cfg_{name}",
+                                      help=help)
+        if slot:
+            self.slots[name] = col.empty()
+
+    def result(self) -> tuple[TrainConfig, dict[str, str]]:
+        """The config the widgets describe and the errors (shown under their fields); the config is
+        the previous one when there are errors."""
+        values, errors = parse_fields(self.raw, language())
+        candidate = self.config.with_(**values)
+        errors = {**candidate.errors(language()), **errors}
+        for name, msg in errors.items():
+            if name in self.slots:
+                self.slots[name].error(msg)
+        return (self.config if errors else candidate), errors

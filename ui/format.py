@@ -1,0 +1,22 @@
+"""How runs and durations read on the pages."""
+from __future__ import annotations
+
+from core.runs.rows import Run
+from ui.i18n import status_word, t
+
+__all__ = ["STATUS_ICONS", "fmt_duration", "run_label"]
+
+STATUS_ICONS = {"starting": "⏳", "running": "🏃", "paused": "⏸️", "completed": "✅", "early_stopped": "✅",
+                "stopped": "⏹️", "diverged": "💥", "failed": "❌", "interrupted": "⚠️"}
+
+
+def fmt_duration(seconds: float | None) -> str:
+    if seconds is None:
+        return "–"
+    s = int(round(seconds))
+    return f"{s // 3600}:{s // 60 % 60:02d}:{s % 60:02d}" if s >= 3600 else f"{s // 60}:{s % 60:02d}"
+
+
+def run_label(run: Run) -> str:
+    acc = t("common.val_acc_suffix", acc=run.best_val_acc) if run.best_val_acc is not None else ""
+    return f"{STATUS_ICONS.get(run.status, '')} {run.name} ({run.config.network}, {status_word(run.status)}{acc})"

@@ -1,0 +1,42 @@
+"""The app's pages and the sidebar that links them.
+
+The page scripts live in app_pages/, not pages/: Streamlit treats a folder named pages/ next to the main
+script as its older multipage mode and then runs a page script on its own, without app.py's frame, when a
+page URL is the first request a fresh server gets. With any other name, st.navigation is the only router,
+so every page always runs inside the frame."""
+from __future__ import annotations
+
+import streamlit as st
+
+from ui.i18n import language_switch, t
+from ui.runs import sidebar_status
+
+__all__ = ["PAGES", "DEFAULT_PAGE", "page_title", "render_sidebar"]
+
+# (file, icon, url path); the title is t("nav.<url path>"). app.py builds st.navigation from this list.
+PAGES = [
+    ("app_pages/data.py", "🔢", "data"),
+    ("app_pages/configure.py", "⚙️", "configure"),
+    ("app_pages/train.py", "🏋️", "train"),
+    ("app_pages/evaluate.py", "📊", "evaluate"),
+    ("app_pages/draw.py", "✏️", "draw"),
+    ("app_pages/compare.py", "⚖️", "compare"),
+    ("app_pages/weights.py", "📈", "weights"),
+    ("app_pages/runs.py", "🗂️", "runs"),
+]
+DEFAULT_PAGE = "app_pages/train.py"
+
+
+def page_title(url: str) -> str:
+    return t(f"nav.{url}")
+
+
+def render_sidebar(live_status: bool = True) -> None:
+    """Page links and the active run's status (live_status=False: drawn once; the Train page shows it live)."""
+    with st.sidebar:
+        st.markdown("### 🧠 " + t("common.app_name"))
+        for path, icon, url in PAGES:
+            st.page_link(path, label=page_title(url), icon=icon)
+        st.divider()
+        sidebar_status(live_status)
+        language_switch()

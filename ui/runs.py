@@ -1,0 +1,43 @@
+"""Choosing a run, and the sidebar's glance at the active one."""
+from __future__ import annotations
+
+import streamlit as st
+
+from core.runs.rows import ACTIVE, Run
+from ui.format import STATUS_ICONS, fmt_duration, run_label
+from ui.i18n import status_word, t
+from ui.live import SIDEBAR_POLL_S
+from ui.session import get_store
+
+__all__ = ["pick_trained_run", "sidebar_status"]
+
+
+def pick_trained_run(label: str, key: str) -> Run:
+    """A selectbox of finished runs that have a checkpoint; stops the page with a hint when there is none."""
+    runs = [r for r in get_store().list_runs() if r.checkpoint and r.status not in ACTIVE]
+    if not runs:
+        st.info(t("common.no_trained_model"))
+        st.stop()
+    return st.selectbox(label, runs, format_func=run_label, key=key)
+
+
+def sidebar_status(live: bool = True) -> None:
+    """The active run's status, polled while one trains (if live)."""
+    store = get_store()
+    active = store.active_run()
+
+    @st.fragment(run_every=SIDEBAR_POLL_S if active and live else None)
+    def status():
+        run = store.active_run()
+        if run is None:
+            st.caption(t("common.no_run_training"))
+            if active is not None:  # it just ended: refresh the whole page once to stop polling
+                st.rerun()
+            return
+        st.markdown(f"**{STATUS_ICONS.get(run.status, '')} {run.name}**")
+        frac = run.step / run.total_steps if run.total_steps else 0.0
+        st.progress(min(frac, 1.0), text=t("common.sidebar_progress", status=status_word(run.status),
+                                           epoch=run.epoch, epochs=run.config.epochs, eta=fmt_duration(run.eta)))
+
+    status()
+    st.caption(t("common.run_store", path=store.root))

@@ -1,0 +1,66 @@
+"""What a page reads from the server and the browser session: the run store, the config being edited,
+cached image arrays, and the folders a user may name."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import streamlit as st
+
+from core.app.access import check_data_path, data_roots
+from core.config import TrainConfig
+from core.data.folders import SPLIT_FILES, MnistFolder, load_arrays, validate_mnist_dir
+from core.runs.store import RunStore, default_data_dir
+from ui.server import server_exposed
+
+__all__ = ["get_store", "get_config", "set_config", "split_arrays", "check_user_path", "default_download_dir"]
+
+
+@st.cache_resource
+def _store(root: str) -> RunStore:
+    return RunStore(root)
+
+
+def get_store() -> RunStore:
+    """The run store of this server (its folder is read from the environment on each call). Stops the page
+    with the reason when the folder cannot be used."""
+    try:
+        return _store(str(default_data_dir()))
+    except OSError as e:
+        st.error(str(e))
+        st.stop()
+
+
+def get_config() -> TrainConfig:
+    """The configuration this browser session is editing (defaults on first use)."""
+    if "config" not in st.session_state:
+        st.session_state["config"] = TrainConfig()
+    return st.session_state["config"]
+
+
+def set_config(config: TrainConfig) -> None:
+    st.session_state["config"] = config
+
+
+@st.cache_data(max_entries=4)
+def _arrays(root: str, split: str, mtime_ns: int):
+    return load_arrays(validate_mnist_dir(root), split)
+
+
+def split_arrays(folder: MnistFolder, split: str):
+    """Images and labels of a split, cached across reruns and sessions until the image file changes."""
+    mtime_ns = (folder.split_dir(split) / SPLIT_FILES[split][0]).stat().st_mtime_ns
+    return _arrays(str(folder.root), split, mtime_ns)
+
+
+def _user_roots() -> list[Path] | None:
+    return data_roots(server_exposed(), get_store().root)
+
+
+def check_user_path(path: str) -> Path:
+    """A folder a user typed, resolved; DataError when this server does not let users read there."""
+    return check_data_path(path, _user_roots())
+
+
+def default_download_dir() -> Path:
+    roots = _user_roots()
+    return Path.home() / "mnist" if roots is None else roots[-1] / "mnist"
