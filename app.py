@@ -15,9 +15,19 @@ tune_gc_for_server()
 st.set_page_config(page_title=t("common.app_name"), page_icon="🧠", layout="wide",
                    initial_sidebar_state="expanded")
 
+
+def open_default_page() -> None:
+    """The root URL. Streamlit serves its default page at the root only (`/train` would be "page not
+    found"), so the root is this page: it opens the Train page at its own URL, with the link's parameters."""
+    st.switch_page(DEFAULT_PAGE, query_params=st.query_params.to_dict())
+
+
 # Our own sidebar links replace Streamlit's automatic navigation, which briefly lists the pages during reruns.
-page = st.navigation([st.Page(path, title=page_title(url), icon=icon, url_path=url, default=path == DEFAULT_PAGE)
-                      for path, icon, url in PAGES], position="hidden")
+page = st.navigation([st.Page(open_default_page, title=t("common.app_name"), url_path="home", default=True)]
+                     + [st.Page(path, title=page_title(url), icon=icon, url_path=url) for path, icon, url in PAGES],
+                     position="hidden")
+if page.url_path == "":
+    open_default_page()  # before anything is drawn: the Train page's run draws it all, once
 require_access()  # before anything of the app is drawn
-render_sidebar(live_status=page.url_path not in ("train", ""))  # Train shows the run live itself
+render_sidebar(live_status=page.url_path != "train")  # Train shows the run live itself
 page.run()

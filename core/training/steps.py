@@ -9,7 +9,6 @@ import functools
 
 import mindspore as ms
 import mindspore.nn as nn
-from mindspore.communication import get_group_size
 
 from core.config import TrainConfig
 from core.model.evaluation import NetWithLoss
@@ -27,6 +26,7 @@ class TrainStep(nn.TrainOneStepCell):
         super().__init__(network, optimizer)
         self.average_loss = bool(self.reducer_flag)
         if self.average_loss:
+            from mindspore.communication import get_group_size  # deferred: data-parallel runs only
             self.all_sum = ms.ops.AllReduce()
             self.workers = float(get_group_size())
 
