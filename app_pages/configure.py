@@ -41,9 +41,9 @@ with b:
     form.text_number("seed")
     form.text_number("val_fraction", help=t("configure.val_fraction_help"))
 with c:
-    form.checkbox("early_stopping", slot=True)
+    early_stopping = form.checkbox("early_stopping", slot=True)
     form.checkbox("augment", help=t("configure.augment_help"))
-    form.text_number("patience")
+    form.text_number("patience", disabled=not early_stopping)  # it means nothing without early stopping
     form.text_number("num_parallel_workers")
     form.text_number("workers", help=t("configure.workers_help"))
 

@@ -7,7 +7,9 @@ from core.app import model_service
 from core.data.folders import validate_mnist_dir
 from core.data.download_job import DownloadJob
 from core.data.idx import DataError
+from ui.charts import DIGITS, digit_axis
 from ui.i18n import t
+from ui.pipeline_view import on_common_scale
 from ui.session import check_user_path, default_download_dir, get_config, set_config, split_arrays
 
 st.title("🔢 " + t("nav.data"))
@@ -89,8 +91,9 @@ st.image([images[i] for i in idx[:40]], width=56, caption=[f"{labels[i]} (#{i})"
 
 left, right = st.columns(2)
 counts = np.bincount(labels, minlength=10)
-fig = go.Figure(go.Bar(x=[str(i) for i in range(10)], y=counts, marker_color="#2f80ed"))
-fig.update_layout(title=t("data.class_distribution"), height=300, margin=dict(l=10, r=10, t=40, b=10))
+fig = go.Figure(go.Bar(x=DIGITS, y=counts, marker_color="#2f80ed"))
+fig.update_layout(title=t("data.class_distribution"), height=300, xaxis=digit_axis(None),
+                  margin=dict(l=10, r=10, t=40, b=10))
 left.plotly_chart(fig, width="stretch", key="classes")
 hist = np.bincount(images.reshape(-1), minlength=256)
 fig = go.Figure(go.Bar(x=np.arange(256), y=hist, marker_color="#27ae60"))
@@ -105,14 +108,15 @@ st.image(means, width=64, caption=[str(d) for d in range(10)])
 st.subheader(t("data.pipeline"))
 i = int(st.number_input(t("data.sample_index"), 0, len(labels) - 1, 0, key="pipeline_index"))
 steps = model_service.pipeline_steps(images[i])
+views, (lo, hi) = on_common_scale(steps)
 cols = st.columns(len(steps) + 1)
-for col, (name, x) in zip(cols, steps):
+for col, (name, x), view in zip(cols, steps, views):
     col.markdown(f"**{t('data.raw_step') if name.startswith('raw') else name}**")
     col.caption(t("data.step_caption", shape=tuple(x.shape), dtype=x.dtype, min=x.min(), max=x.max()))
-    view = x[0] if x.shape[0] == 1 else x[:, :, 0]
-    col.image((view - view.min()) / max(float(view.max() - view.min()), 1e-6), width=84, clamp=True)
+    col.image(view, width=84, clamp=True)
 cols[-1].markdown("**" + t("data.network_input") + "**")
 cols[-1].caption(t("data.network_input_caption", label=int(labels[i])))
+st.caption(t("data.common_scale", lo=lo, hi=hi))
 
 st.subheader(t("data.augmentation"))
 st.caption(t("data.augmentation_caption"))

@@ -7,6 +7,7 @@ from streamlit_drawable_canvas import st_canvas  # only here: it fails to import
 from core.app import model_service
 from core.model.checkpoint import CheckpointError
 from core.data.drawing import DrawingError, to_mnist
+from ui.charts import DIGITS, digit_axis
 from ui.i18n import t
 from ui.runs import pick_trained_run
 from ui.inside import render_inside
@@ -38,10 +39,9 @@ except CheckpointError as e:
 with right:
     best = int(np.argmax(probs))
     st.markdown("### " + t("draw.prediction", digit=best, p=probs[best]))
-    fig = go.Figure(go.Bar(x=[str(i) for i in range(10)], y=probs,
-                           marker_color=["#2f80ed" if i == best else "#7f8c8d" for i in range(10)]))
-    fig.update_layout(height=260, yaxis=dict(range=[0, 1], title=t("draw.probability")), xaxis_title=t("draw.digit"),
-                      margin=dict(l=10, r=10, t=10, b=10))
+    fig = go.Figure(go.Bar(x=DIGITS, y=probs, marker_color=["#2f80ed" if i == best else "#7f8c8d" for i in range(10)]))
+    fig.update_layout(height=260, yaxis=dict(range=[0, 1], title=t("draw.probability")),
+                      xaxis=digit_axis(t("draw.digit")), margin=dict(l=10, r=10, t=10, b=10))
     st.plotly_chart(fig, width="stretch", key="probs")
 
 # A toggle, not an expander: an expander's body runs on every stroke even when closed, and this view

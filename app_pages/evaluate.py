@@ -8,6 +8,7 @@ from core.model.checkpoint import CheckpointError
 from core.data.folders import validate_mnist_dir
 from core.data.idx import DataError
 from core.app import model_service
+from ui.charts import DIGITS, digit_axis
 from ui.i18n import t
 from ui.runs import pick_trained_run
 from ui.session import check_user_path, split_arrays
@@ -46,13 +47,12 @@ c[0].metric(t("evaluate.accuracy"), f"{r.accuracy:.2%}")
 c[1].metric(t("evaluate.loss"), f"{r.loss:.4f}")
 c[2].metric(t("evaluate.misclassified"), t("evaluate.n_of_m", n=len(r.misclassified), m=len(r.labels)))
 
-fig = go.Figure(go.Heatmap(z=np.log1p(r.confusion), text=r.confusion, texttemplate="%{text}",
-                           x=[str(i) for i in range(10)], y=[str(i) for i in range(10)],
+fig = go.Figure(go.Heatmap(z=np.log1p(r.confusion), text=r.confusion, texttemplate="%{text}", x=DIGITS, y=DIGITS,
                            colorscale="Blues", showscale=False,
                            hovertemplate=t("evaluate.hover") + "<extra></extra>"))
-fig.update_layout(height=460, xaxis_title=t("evaluate.predicted"), yaxis_title=t("evaluate.true"),
-                  yaxis_autorange="reversed",
-                  margin=dict(l=10, r=10, t=10, b=10))
+fig.update_layout(height=460, xaxis=digit_axis(t("evaluate.predicted")),
+                  yaxis=dict(digit_axis(t("evaluate.true")), autorange="reversed", scaleanchor="x", constrain="domain"),
+                  margin=dict(l=10, r=10, t=10, b=10))  # scaleanchor: square cells
 left, right = st.columns([3, 2])
 left.plotly_chart(fig, width="stretch", key="confusion")
 table = pd.DataFrame({"digit": range(10), "precision": r.precision, "recall": r.recall, "f1": r.f1,

@@ -1,4 +1,6 @@
 """Every page through Streamlit's AppTest, against a real run store and real MindSpore."""
+import json
+
 import pytest
 
 from core.config import TrainConfig
@@ -67,3 +69,20 @@ def test_runs_page_renames(with_run):
     at.text_input(key=f"name_{run_id}").input("my best model").run()
     next(b for b in at.button if b.label == "Rename").click().run()
     assert store.get(run_id).name == "my best model"
+
+
+def _figures(at) -> list[dict]:
+    return [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+
+
+def test_digit_axes_label_all_ten_digits_and_the_confusion_matrix_has_square_cells(with_run):
+    """Plotly thins category labels on narrow charts (only 0 and 5 at 150 % zoom); every digit axis lists
+    all ten, and the confusion matrix's cells are square."""
+    evaluate = page("evaluate")
+    assert not evaluate.exception, [e.value for e in evaluate.exception]
+    confusion = _figures(evaluate)[0]["layout"]
+    for axis in ("xaxis", "yaxis"):
+        assert confusion[axis]["tickvals"] == [str(d) for d in range(10)] and confusion[axis]["tickmode"] == "array"
+    assert confusion["yaxis"]["scaleanchor"] == "x"
+    data = page("data")
+    assert _figures(data)[0]["layout"]["xaxis"]["tickvals"] == [str(d) for d in range(10)]

@@ -2,6 +2,7 @@
 import threading
 import time
 
+import numpy as np
 import pytest
 
 from ui.live import SharedView
@@ -55,3 +56,19 @@ def test_views_nobody_asks_for_are_dropped():
     time.sleep(0.1)
     view.get("live", lambda: 2)
     assert set(view.entries) == {"live"}
+
+
+def test_the_pipeline_preview_shows_rescale_and_normalize_differently():
+    """Each image scaled to its own range made Rescale and Normalize look identical; on one scale they differ."""
+    from core.app import model_service
+    from core.data.folders import load_arrays, validate_mnist_dir
+    from ui.pipeline_view import on_common_scale
+    images, _ = load_arrays(validate_mnist_dir(None), "train")
+    steps = model_service.pipeline_steps(images[0])
+    names = [n for n, _ in steps]
+    views, (lo, hi) = on_common_scale(steps)
+    rescale, normalize = views[names.index("Rescale")], views[names.index("Normalize")]
+    assert abs(float(rescale.mean()) - float(normalize.mean())) > 0.02 and not np.allclose(rescale, normalize)
+    assert lo < -0.4 and hi > 2.8  # Normalize's range, shared by every float step
+    assert np.allclose(views[0], images[0] / 255.0)  # the raw image on its own 0-255 scale
+    assert all(0.0 <= v.min() and v.max() <= 1.0 for v in views)

@@ -65,16 +65,17 @@ class ConfigForm:
         self.slots[name] = col.empty()
         return self.raw[name]
 
-    def text_number(self, name: str, col=st, help=None) -> None:
+    def text_number(self, name: str, col=st, help=None, disabled: bool = False) -> None:
         self.raw[name] = col.text_input(t(f"configure.f_{name}"), value=str(getattr(self.config, name)),
-                                        key=f"cfg_{name}", help=help)
+                                        key=f"cfg_{name}", help=help, disabled=disabled)
         self.slots[name] = col.empty()
 
-    def checkbox(self, name: str, col=st, help=None, slot: bool = False) -> None:
+    def checkbox(self, name: str, col=st, help=None, slot: bool = False) -> bool:
         self.raw[name] = col.checkbox(t(f"configure.f_{name}"), value=getattr(self.config, name), key=f"cfg_{name}",
                                       help=help)
         if slot:
             self.slots[name] = col.empty()
+        return self.raw[name]
 
     def result(self) -> tuple[TrainConfig, dict[str, str]]:
         """The config the widgets describe and the errors (shown under their fields); the config is

@@ -10,6 +10,7 @@ import os
 from pathlib import Path
 
 from core import PROJECT_ROOT
+from core.data.folders import resolve_path
 from core.data.idx import DataError
 
 PASSWORD_ENV = "STUDIO_PASSWORD"
@@ -53,7 +54,7 @@ def data_roots(exposed: bool, store_root: Path | None = None) -> list[Path] | No
 def check_data_path(path: str | os.PathLike, roots: list[Path] | None) -> Path:
     """The resolved folder, or DataError when it lies outside every allowed root (symlinks and '..'
     resolved first, so neither can escape)."""
-    resolved = Path(path).expanduser().resolve()
+    resolved = resolve_path(path)
     if roots is None:
         return resolved
     for root in roots:

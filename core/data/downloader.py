@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from core.data.folders import check_split
+from core.data.folders import check_split, resolve_path
 from core.data.idx import DataError
 
 MIRRORS = (
@@ -115,7 +115,7 @@ def download_mnist(target: str | os.PathLike, mirrors: tuple[str, ...] = MIRRORS
     Raises DataError with what went wrong on every mirror, DownloadCancelled if cancel is set.
     """
     archives = ARCHIVES if archives is None else archives
-    root = Path(target).expanduser().resolve()
+    root = resolve_path(target)
     cache = root / ".download"
     cache.mkdir(parents=True, exist_ok=True)
     for i, (name, (split, md5)) in enumerate(archives.items()):

@@ -33,8 +33,18 @@ class MnistFolder:
         return self.test_count is not None
 
 
+def resolve_path(path: str | os.PathLike) -> Path:
+    """The absolute path with symlinks and '..' resolved; DataError (not RuntimeError or OSError) for a path
+    that cannot be resolved, e.g. a symlink loop."""
+    try:
+        return Path(path).expanduser().resolve()
+    except (RuntimeError, OSError) as e:  # Python 3.11 raises RuntimeError("Symlink loop from ...")
+        raise DataError(f"{path} cannot be used: it is a loop of symbolic links (or leads into one). "
+                        "Give the real folder instead.") from e
+
+
 def resolve_data_dir(data_dir: str | os.PathLike | None) -> Path:
-    return BUNDLED_DIR if data_dir in (None, "") else Path(data_dir).expanduser().resolve()
+    return BUNDLED_DIR if data_dir in (None, "") else resolve_path(data_dir)
 
 
 def check_split(root: Path, split: str) -> int:
@@ -66,6 +76,7 @@ def check_split(root: Path, split: str) -> int:
                         "different sets: replace them with a matching pair.")
     if n_images == 0:
         raise DataError(f"{folder} holds no images. Use a folder with MNIST data in it.")
+    read_labels(folder / labels_name)  # refuses labels outside 0-9, which MindSpore would fail on later
     return n_images
 
 

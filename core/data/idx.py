@@ -72,8 +72,11 @@ def read_images(path: Path) -> np.ndarray:
 def read_labels(path: Path) -> np.ndarray:
     header = read_header(path, LABEL_MAGIC)
     labels = np.fromfile(path, dtype=np.uint8, offset=8)
-    if labels.size and labels.max() > 9:
-        raise DataError(f"{path} has label {int(labels.max())}; MNIST labels are 0-9.")
+    bad = np.flatnonzero(labels > 9)
+    if len(bad):
+        raise DataError(f"{path} holds label {int(labels[bad[0]])} (sample {int(bad[0])}; {len(bad):,} such labels "
+                        "in all), but MNIST labels are the digits 0 to 9. This is not an MNIST labels file, or it "
+                        "is damaged: replace it.")
     assert labels.size == header.count
     return labels
 

@@ -120,3 +120,22 @@ def test_unreadable_file(copy, monkeypatch):
     monkeypatch.setattr(core.data.idx, "open", deny, raising=False)
     m = _message(copy)
     assert "permission denied" in m and "chmod" in m
+
+
+@pytest.mark.parametrize("split, prefix, label", [("train", "train", 200), ("test", "t10k", 77)])
+def test_labels_outside_0_to_9_are_refused_for_every_split(copy, split, prefix, label):
+    """MindSpore would fail mid-training (or mid-evaluation) on such a label; the folder check says so first."""
+    path = copy / split / f"{prefix}-labels-idx1-ubyte"
+    data = bytearray(path.read_bytes())
+    data[8 + 3] = label  # the fourth label
+    path.write_bytes(bytes(data))
+    m = _message(copy)
+    assert f"holds label {label} (sample 3" in m and "0 to 9" in m and str(path) in m
+
+
+def test_a_symlink_loop_is_refused_with_a_message(tmp_path):
+    (tmp_path / "a").symlink_to(tmp_path / "b")
+    (tmp_path / "b").symlink_to(tmp_path / "a")
+    for given in (tmp_path / "a", tmp_path / "a" / "mnist"):
+        with pytest.raises(DataError, match="loop of symbolic links"):
+            validate_mnist_dir(given)

@@ -78,6 +78,15 @@ def test_configure_refuses_invalid_values_at_the_field(store):
     assert at.session_state["config"] == TrainConfig()  # the last valid config stays
 
 
+def test_patience_is_editable_only_with_early_stopping(store):
+    at = page("configure")
+    assert at.text_input(key="cfg_patience").disabled
+    at.checkbox(key="cfg_early_stopping").check().run()
+    assert not at.text_input(key="cfg_patience").disabled
+    at.text_input(key="cfg_patience").input("5").run()
+    assert at.session_state["config"].patience == 5 and at.session_state["config"].early_stopping
+
+
 def test_a_link_reproduces_a_config_and_bad_link_values_are_reported(store):
     at = page("configure", {"network": "mlp", "epochs": "3", "optimizer": "lion", "learning_rate": "nan",
                             "colour": "red"})
@@ -114,3 +123,30 @@ def test_data_page_uses_a_valid_folder_and_refuses_a_bad_one(store, small_mnist,
     assert any("1,200 training images" in c.value and "500 test images" in c.value for c in at.caption)
     steps = [m.value for m in at.markdown if m.value.startswith("**")]
     assert steps[:5] == ["**raw (MnistDataset)**", "**Rescale**", "**Normalize**", "**HWC2CHW**", "**Network input**"]
+
+
+def test_a_symlink_loop_in_any_folder_field_gets_a_message_not_a_traceback(store, tmp_path):
+    (tmp_path / "loop").symlink_to(tmp_path / "loop")
+    at = page("data")
+    at.radio(key="data_source").set_value("folder").run()
+    at.text_input(key="folder_path").input(str(tmp_path / "loop")).run()
+    next(b for b in at.button if b.label == "Use this folder").click().run()
+    assert not at.exception and any("loop of symbolic links" in e.value for e in at.error)
+    at.radio(key="data_source").set_value("download").run()
+    at.text_input(key="download_target").input(str(tmp_path / "loop" / "mnist")).run()
+    next(b for b in at.button if "Download" in b.label).click().run()
+    assert not at.exception and any("loop of symbolic links" in e.value for e in at.error)
+
+
+def test_a_test_split_with_a_label_above_9_is_refused_on_evaluate(with_run, small_mnist, tmp_path):
+    import shutil
+    bad = tmp_path / "bad"
+    shutil.copytree(small_mnist, bad)
+    labels = bad / "test" / "t10k-labels-idx1-ubyte"
+    data = bytearray(labels.read_bytes())
+    data[8] = 77
+    labels.write_bytes(bytes(data))
+    at = page("evaluate")
+    at.text_input(key="eval_dir").input(str(bad)).run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert any("holds label 77" in e.value for e in at.error)
