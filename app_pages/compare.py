@@ -8,9 +8,11 @@ from core.runs import launcher
 from core.app.compare import AXES, config_differences, curves, summary
 from core.config import NETWORKS, OPTIMIZERS, STYLES, MODES
 from core.runs.store import RunBusy
-from ui.format import run_label
+from ui.charts import EPOCH_AXIS, LEGEND_ON_TOP, RUN_COLOURS, facet_titles_without_names
+from ui.format import readable, run_label
 from ui.i18n import status_word, t
 from ui.session import get_store
+from ui.text import literal, plot_text
 
 st.title("⚖️ " + t("compare.title"))
 store = get_store()
@@ -25,7 +27,7 @@ if len(chosen) < 2:
     st.info(t("compare.choose_two"))
     st.stop()
 selected = [by_id[i] for i in chosen]
-names = {r.id: r.name for r in selected}
+names = {r.id: plot_text(r.name) for r in selected}
 
 # --- curves ------------------------------------------------------------------------------------------------
 axis = st.radio(t("compare.axis"), AXES, horizontal=True, key="compare_axis",
@@ -37,9 +39,14 @@ else:
     data["run"] = data["run"].map(names)
     data["metric"] = data["metric"].map(lambda m: t("train." + m.replace(" ", "_")))
     fig = px.line(data, x="x", y="value", color="run", facet_col="metric", facet_col_wrap=3, markers=axis != "step",
+                  color_discrete_sequence=RUN_COLOURS,
                   labels={"x": t(f"compare.axis_{axis}"), "value": "", "run": t("train.run"), "metric": ""})
     fig.update_yaxes(matches=None, showticklabels=True)
-    fig.update_layout(height=360 if data["metric"].nunique() <= 3 else 620, margin=dict(l=10, r=10, t=30, b=10))
+    facet_titles_without_names(fig)
+    if axis == "epoch":
+        fig.update_xaxes(**EPOCH_AXIS)
+    fig.update_layout(height=400 if data["metric"].nunique() <= 3 else 660, legend=LEGEND_ON_TOP,
+                      margin=dict(l=10, r=10, t=70, b=10))
     st.plotly_chart(fig, width="stretch", key="compare_curves")
 
 # --- settings and results ------------------------------------------------------------------------------------
@@ -47,6 +54,8 @@ differ = config_differences([r.config for r in selected])
 def summary_rows(run) -> dict:
     rows = summary(run)
     rows["status"] = status_word(rows["status"])
+    if rows["best val acc"] is not None:
+        rows["best val acc"] = f"{rows['best val acc']:.2%}"
     return {t("compare.s_" + k.replace(" ", "_")): v for k, v in rows.items()}
 
 
@@ -54,8 +63,8 @@ def setting_name(field: str) -> str:
     return t(f"configure.f_{field}")
 
 
-table = pd.DataFrame({r.name: {**{setting_name(k): v for k, v in r.config.to_dict().items()}, **summary_rows(r)}
-                      for r in selected})
+table = pd.DataFrame({r.name: {**summary_rows(r), **{setting_name(k): v for k, v in r.config.to_dict().items()}}
+                      for r in selected}).map(readable)  # the results first: they are what one compares
 differ_names = {setting_name(k) for k in differ}
 st.caption(t("compare.differ", names=", ".join(sorted(differ_names)) or t("compare.none")))
 st.dataframe(table.astype(str).style.apply(
@@ -88,6 +97,6 @@ if st.button("🔁 " + t("compare.rerun"), key="rerun", disabled=busy is not Non
         st.session_state["run_id"] = run_id
         st.switch_page("app_pages/train.py")
     except RunBusy as e:
-        st.error(str(e))
+        st.error(literal(e))
     except (ValueError, OSError) as e:
-        st.error(t("train.could_not_start", error=e))
+        st.error(t("train.could_not_start", error=literal(e)))

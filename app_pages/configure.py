@@ -5,6 +5,7 @@ from core import config as C
 from ui.config_form import ConfigForm, config_from_url, layer_table, write_url
 from ui.i18n import label, t
 from ui.session import get_config, set_config
+from ui.text import URL_VALUE_MAX, literal
 
 st.title("⚙️ " + t("nav.configure"))
 config = get_config()
@@ -13,7 +14,7 @@ if not st.session_state.get("url_applied"):
     st.session_state["url_applied"], st.session_state["url_errors"] = True, url_errors
     set_config(config)
 for name, msg in st.session_state.get("url_errors", {}).items():
-    st.warning(t("configure.ignored", name=name, msg=msg))
+    st.warning(t("configure.ignored", name=literal(name, URL_VALUE_MAX), msg=literal(msg, 2 * URL_VALUE_MAX)))
 
 form = ConfigForm(config)
 left, right = st.columns(2)
@@ -63,4 +64,4 @@ st.subheader(t("configure.layers", network=label(config.network)))
 st.dataframe(table.rename(columns={c: t(f"configure.col_{c.replace(' ', '_')}") for c in table.columns}),
              hide_index=True, width="stretch")
 st.metric(t("configure.trainable_params"), f"{table['parameters'].sum():,}")
-st.caption(t("configure.data_caption", data=config.data_dir or t("configure.bundled_data")))
+st.caption(t("configure.data_caption", data=literal(config.data_dir) if config.data_dir else t("configure.bundled_data")))

@@ -11,6 +11,7 @@ from ui.charts import DIGITS, digit_axis
 from ui.i18n import t
 from ui.pipeline_view import on_common_scale
 from ui.session import check_user_path, default_download_dir, get_config, set_config, split_arrays
+from ui.text import literal
 
 st.title("🔢 " + t("nav.data"))
 config = get_config()
@@ -34,7 +35,7 @@ elif source == "folder":
         try:
             use(str(validate_mnist_dir(check_user_path(path)).root))
         except DataError as e:
-            st.error(str(e))
+            st.error(literal(e))
 elif source == "download":
     target = st.text_input(t("data.download_into"), value=str(default_download_dir()), key="download_target")
     job: DownloadJob | None = st.session_state.get("download")
@@ -42,7 +43,7 @@ elif source == "download":
         try:
             st.session_state["download"] = DownloadJob.start(check_user_path(target))
         except DataError as e:
-            st.error(str(e))
+            st.error(literal(e))
             st.stop()
         st.rerun()
 
@@ -65,18 +66,18 @@ elif source == "download":
 
     download_status()
     if job and job.state == "done":
-        st.success(t("data.downloaded", target=job.target))
+        st.success(t("data.downloaded", target=literal(job.target)))
         if st.button(t("data.use_it")):
             use(str(job.target.expanduser().resolve()))
     elif job and job.state in ("failed", "cancelled"):
-        st.error(job.error)
+        st.error(literal(job.error))
 
 try:
     folder = validate_mnist_dir(config.data_dir)
 except DataError as e:
-    st.error(t("data.unusable", error=e))
+    st.error(t("data.unusable", error=literal(e)))
     st.stop()
-st.caption(t("data.in_use", root=folder.root, n_train=folder.train_count)
+st.caption(t("data.in_use", root=literal(folder.root), n_train=folder.train_count)
            + (t("data.n_test", n=folder.test_count) if folder.has_test else t("data.no_test")))
 
 # --- explore -----------------------------------------------------------------------------------------------

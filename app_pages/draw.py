@@ -11,6 +11,7 @@ from ui.charts import DIGITS, digit_axis
 from ui.i18n import t
 from ui.runs import pick_trained_run
 from ui.inside import render_inside
+from ui.text import literal
 
 st.title("✏️ " + t("nav.draw"))
 run = pick_trained_run(t("draw.model"), key="draw_run")
@@ -34,7 +35,7 @@ with mid:
 try:
     probs = model_service.predict(run.checkpoint, digit[None])[0]
 except CheckpointError as e:
-    st.error(str(e))
+    st.error(literal(e))
     st.stop()
 with right:
     best = int(np.argmax(probs))

@@ -13,6 +13,7 @@ from ui.i18n import t
 from ui.runs import pick_trained_run
 from ui.session import check_user_path, split_arrays
 from ui.inside import render_inside
+from ui.text import literal
 
 st.title("📊 " + t("nav.evaluate"))
 run = pick_trained_run(t("evaluate.run"), key="eval_run")
@@ -22,7 +23,7 @@ try:
     chosen = data_dir or run.config.data_dir  # None: the bundled data
     folder = validate_mnist_dir(check_user_path(chosen) if chosen else None)
 except DataError as e:
-    st.error(str(e))
+    st.error(literal(e))
     st.stop()
 splits = (["test"] if folder.has_test else []) + ["validation"]
 split = st.radio(t("evaluate.split"), splits, horizontal=True, key="eval_split",
@@ -39,7 +40,7 @@ if "eval_report" not in st.session_state:
             st.session_state["eval_report"] = model_service.evaluate(run.checkpoint, str(folder.root), split)
             st.session_state["eval_key"] = key
     except (CheckpointError, DataError, ValueError) as e:
-        st.error(str(e))
+        st.error(literal(e))
         st.stop()
 r = st.session_state["eval_report"]
 c = st.columns(3)

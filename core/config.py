@@ -158,6 +158,8 @@ def parse_field(name: str, raw: Any, lang: str = "en") -> Any:
     kind = kinds[name]
     text_ = str(raw).strip()
     try:
+        if kind in ("int", "float") and (not text_.isascii() or "_" in text_):
+            raise ValueError  # Python also reads "１" (a full-width digit) and "1_000"; a person would not
         if kind == "int":
             return int(text_)
         if kind == "float":

@@ -1,7 +1,7 @@
 """Chart settings the pages share."""
 from __future__ import annotations
 
-__all__ = ["DIGITS", "digit_axis"]
+__all__ = ["DIGITS", "digit_axis", "RUN_COLOURS", "LEGEND_ON_TOP", "EPOCH_AXIS", "facet_titles_without_names"]
 
 DIGITS = [str(d) for d in range(10)]
 
@@ -10,3 +10,15 @@ def digit_axis(title: str | None) -> dict:
     """An axis that labels all ten digits, however narrow the chart (Plotly thins category labels by itself:
     at 150 % zoom only 0 and 5 were left, and a student could not find 7)."""
     return dict(title=title, type="category", tickmode="array", tickvals=DIGITS, ticktext=DIGITS)
+
+
+# One distinct colour per run (Plotly's default sequence starts with two near-identical blues at our sizes).
+RUN_COLOURS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
+               "#bcbd22", "#17becf"]
+LEGEND_ON_TOP = dict(orientation="h", yanchor="bottom", y=1.06, xanchor="left", x=0)  # never over axis titles
+EPOCH_AXIS = dict(tickmode="linear", tick0=1, dtick=1, tickformat="d")  # epochs are whole numbers
+
+
+def facet_titles_without_names(fig) -> None:
+    """Plotly Express titles facets "metric=train loss" (or "=train loss" with an empty label): keep the value."""
+    fig.for_each_annotation(lambda a: a.update(text=a.text.split("=", 1)[-1]))

@@ -4,7 +4,7 @@ from __future__ import annotations
 from core.runs.rows import Run
 from ui.i18n import status_word, t
 
-__all__ = ["STATUS_ICONS", "fmt_duration", "run_label"]
+__all__ = ["STATUS_ICONS", "fmt_duration", "run_label", "readable"]
 
 STATUS_ICONS = {"starting": "⏳", "running": "🏃", "paused": "⏸️", "completed": "✅", "early_stopped": "✅",
                 "stopped": "⏹️", "diverged": "💥", "failed": "❌", "interrupted": "⚠️"}
@@ -15,6 +15,15 @@ def fmt_duration(seconds: float | None) -> str:
         return "–"
     s = int(round(seconds))
     return f"{s // 3600}:{s // 60 % 60:02d}:{s % 60:02d}" if s >= 3600 else f"{s // 60}:{s % 60:02d}"
+
+
+def readable(value: object) -> str:
+    """A table cell: floats with 4 significant digits (not 0.2345330992937088), None as a dash."""
+    if value is None:
+        return "–"
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    return str(value)
 
 
 def run_label(run: Run) -> str:

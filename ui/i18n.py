@@ -5,6 +5,7 @@ import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from core import i18n
+from ui.text import URL_VALUE_MAX, literal
 
 __all__ = ["LANG_PARAM", "language", "t", "label", "status_word", "language_switch"]
 
@@ -61,7 +62,7 @@ def language_switch() -> None:
     lang = language()
     bad = st.session_state.pop("_lang_bad", None)
     if bad is not None:
-        st.warning(t("common.bad_lang", value=bad, choices=", ".join(i18n.LANGUAGES)))
+        st.warning(t("common.bad_lang", value=literal(bad, URL_VALUE_MAX), choices=", ".join(i18n.LANGUAGES)))
     st.session_state["lang_choice"] = lang
     st.selectbox("🌐 " + t("common.language"), list(i18n.LANGUAGES), key="lang_choice",
                  format_func=i18n.LANGUAGES.get, on_change=_switch_language)

@@ -8,6 +8,7 @@ from ui.format import STATUS_ICONS, fmt_duration, run_label
 from ui.i18n import status_word, t
 from ui.live import SIDEBAR_POLL_S
 from ui.session import get_store
+from ui.text import literal
 
 __all__ = ["pick_trained_run", "sidebar_status"]
 
@@ -34,10 +35,10 @@ def sidebar_status(live: bool = True) -> None:
             if active is not None:  # it just ended: refresh the whole page once to stop polling
                 st.rerun()
             return
-        st.markdown(f"**{STATUS_ICONS.get(run.status, '')} {run.name}**")
+        st.markdown(f"**{STATUS_ICONS.get(run.status, '')} {literal(run.name)}**")
         frac = run.step / run.total_steps if run.total_steps else 0.0
         st.progress(min(frac, 1.0), text=t("common.sidebar_progress", status=status_word(run.status),
                                            epoch=run.epoch, epochs=run.config.epochs, eta=fmt_duration(run.eta)))
 
     status()
-    st.caption(t("common.run_store", path=store.root))
+    st.caption(t("common.run_store", path=literal(store.root)))

@@ -13,8 +13,10 @@ from core.runs import launcher
 from core.runs.cluster import log_tail, rank_log, rank_log_dir
 from core.runs.rows import RESUMABLE, Run
 from core.runs.store import RunBusy, RunStore
+from ui.charts import EPOCH_AXIS, LEGEND_ON_TOP
 from ui.format import STATUS_ICONS, fmt_duration
 from ui.i18n import label, status_word, t
+from ui.text import literal
 
 __all__ = ["RunView", "build_view", "start_form", "draw_run"]
 
@@ -49,10 +51,12 @@ def curves(store: RunStore, run_id: str) -> go.Figure:
                 fig.add_trace(go.Scatter(x=epochs["epoch"], y=epochs[col], name=t(f"train.{col}"),
                                          mode="lines+markers",
                                          line=dict(color=colour, dash="solid" if "train" in col else "dot")), 1, pos)
-    fig.update_layout(height=340, margin=dict(l=10, r=10, t=30, b=10), legend=dict(orientation="h"))
+    fig.update_layout(height=380, margin=dict(l=10, r=10, t=80, b=10), legend=LEGEND_ON_TOP)
+    fig.update_annotations(yshift=6)  # the subplot titles, clear of the legend above them
+    fig.update_layout(legend_y=1.18)
     fig.update_xaxes(title_text=t("train.step"), row=1, col=1)
-    fig.update_xaxes(title_text=t("train.epoch"), row=1, col=2)
-    fig.update_xaxes(title_text=t("train.epoch"), row=1, col=3)
+    fig.update_xaxes(title_text=t("train.epoch"), row=1, col=2, **EPOCH_AXIS)
+    fig.update_xaxes(title_text=t("train.epoch"), row=1, col=3, **EPOCH_AXIS)
     return fig
 
 
@@ -70,15 +74,15 @@ def start_form(store: RunStore, config: TrainConfig, active: Run | None) -> None
                 st.session_state["run_id"] = launcher.start(store, config, name=name or None)
                 st.rerun()
             except RunBusy as e:
-                st.error(str(e))
+                st.error(literal(e))
             except (ValueError, OSError) as e:
-                st.error(t("train.could_not_start", error=e))
+                st.error(t("train.could_not_start", error=literal(e)))
 
 
 def draw_run(store: RunStore, view: RunView) -> None:
     """One run as the live view shows it: heading, controls, progress, figures, ranks, outcome and log."""
     run, figure, log = view
-    st.subheader(f"{STATUS_ICONS.get(run.status, '')} {run.name} — {status_word(run.status)}")
+    st.subheader(f"{STATUS_ICONS.get(run.status, '')} {literal(run.name)} — {status_word(run.status)}")
     if run.active:
         _controls(store, run)
     _progress(run)
@@ -95,11 +99,11 @@ def _controls(store: RunStore, run: Run) -> None:
     a, b, _c, _ = st.columns([1, 1, 1, 4])
     if run.status == "paused":
         if a.button("▶️ " + t("train.resume"), key="resume"):
-            st.toast(store.request(run.id, "resume"))
+            st.toast(literal(store.request(run.id, "resume")))
     elif a.button("⏸️ " + t("train.pause"), key="pause", disabled=run.status != "running"):
-        st.toast(store.request(run.id, "pause"))
+        st.toast(literal(store.request(run.id, "pause")))
     if b.button("⏹️ " + t("train.stop"), key="stop"):
-        st.toast(launcher.stop(store, run.id))
+        st.toast(literal(launcher.stop(store, run.id)))
 
 
 def _progress(run: Run) -> None:
@@ -119,13 +123,13 @@ def _progress(run: Run) -> None:
 
 def _outcome(store: RunStore, run: Run) -> None:
     if run.status in ("completed", "early_stopped"):
-        st.success(t("train.finished", message=run.message))
+        st.success(t("train.finished", message=literal(run.message)))
     elif run.status in ("stopped",):
-        st.warning(t("train.stopped", message=run.message))
+        st.warning(t("train.stopped", message=literal(run.message)))
     else:
-        st.error(f"{status_word(run.status)}: {run.message}")
+        st.error(f"{status_word(run.status)}: {literal(run.message)}")
     if run.checkpoint:
-        st.caption(t("train.checkpoint", path=run.checkpoint))
+        st.caption(t("train.checkpoint", path=literal(run.checkpoint)))
     if run.status in RESUMABLE and run.epoch < run.config.epochs:
         _resume_button(store, run)
 
@@ -138,9 +142,9 @@ def _resume_button(store: RunStore, run: Run) -> None:
             launcher.resume(store, run.id)
             st.rerun(scope="app")
         except (RunBusy, ValueError) as e:
-            st.error(str(e))
+            st.error(literal(e))
         except OSError as e:
-            st.error(t("train.could_not_start_process", error=e))
+            st.error(t("train.could_not_start_process", error=literal(e)))
 
 
 def _ranks(store: RunStore, run: Run) -> None:

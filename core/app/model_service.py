@@ -121,14 +121,14 @@ def import_checkpoint(store: RunStore, data: bytes, filename: str) -> str:
     (and leaves nothing behind) when the file is empty, too big, not a checkpoint or of a foreign network."""
     from core.model import checkpoint  # deferred: MindSpore
     if len(data) > checkpoint.MAX_CHECKPOINT_BYTES:
-        raise checkpoint.CheckpointError(f"{filename} is {len(data) / 1e6:.1f} MB, more than the "
-                                         f"{checkpoint.MAX_CHECKPOINT_BYTES // 1024 // 1024} MB limit.")
+        raise checkpoint.CheckpointError(checkpoint.too_big(filename, len(data)))
     tmp = store.root / f".upload-{uuid.uuid4().hex}.ckpt"
     tmp.write_bytes(data)
     try:
         with MINDSPORE_LOCK:
             _ensure_mode()
-            model = checkpoint.load(tmp)
+            model = checkpoint.load(tmp, name=filename)  # messages name the user's file, not ours
+            checkpoint.check_finite(model, filename)
         run_id = store.create_run(model.config, name=f"upload: {Path(filename).stem}"[:80], source="upload",
                                   status="starting", exclusive=False)
         final = store.checkpoint_path(run_id)

@@ -8,13 +8,16 @@ from pathlib import Path
 
 import mindspore as ms
 import mindspore.nn as nn
+import numpy as np
 
 from core.config import ConfigError, NETWORKS, TrainConfig
 from core.model.networks import build_network
 
 CONFIG_KEY = "studio_config"
 META_KEY = "studio_meta"
-MAX_CHECKPOINT_BYTES = 50 * 1024 * 1024  # LeNet-5 is ~0.25 MB, the MLP ~2.7 MB
+# LeNet-5 is ~0.25 MB, the MLP ~2.7 MB. In bytes as Streamlit counts server.maxUploadSize (1 MB = 10^6 bytes),
+# so that the app's limit, Streamlit's and the label's "50 MB" are one and the same.
+MAX_CHECKPOINT_BYTES = 50_000_000
 
 
 class CheckpointError(ValueError):
@@ -64,34 +67,42 @@ def infer_network(params: dict) -> str:
                           "Upload a checkpoint saved from one of these networks.")
 
 
-def read(path: str | os.PathLike) -> dict:
-    """The raw parameter dict of a checkpoint file, or CheckpointError saying what is wrong with the file."""
+def read(path: str | os.PathLike, name: str | None = None) -> dict:
+    """The raw parameter dict of a checkpoint file, or CheckpointError saying what is wrong with the file
+    (calling it `name`, e.g. the file name a user uploaded, rather than where it is stored)."""
     path = Path(path)
+    name = name or path.name
     if not path.exists():
         raise CheckpointError(f"The checkpoint {path} no longer exists on disk. It may have been deleted; "
                               "retrain the run or upload the checkpoint again.")
     size = path.stat().st_size
     if size == 0:
-        raise CheckpointError(f"{path.name} is empty (0 bytes). Upload a MindSpore .ckpt file.")
+        raise CheckpointError(f"{name} is empty (0 bytes). Upload a MindSpore .ckpt file.")
     if size > MAX_CHECKPOINT_BYTES:
-        raise CheckpointError(f"{path.name} is {size / 1e6:.1f} MB, more than the "
-                              f"{MAX_CHECKPOINT_BYTES // 1024 // 1024} MB limit for these networks.")
+        raise CheckpointError(too_big(name, size))
     try:
         return ms.load_checkpoint(str(path))
     except (ValueError, RuntimeError, TypeError, OSError) as e:
-        raise CheckpointError(f"{path.name} is not a readable MindSpore checkpoint ({str(e).splitlines()[0]}). "
+        why = str(e).splitlines()[0].replace(str(path), name)
+        raise CheckpointError(f"{name} is not a readable MindSpore checkpoint ({why}). "
                               "Upload a .ckpt file written by mindspore.save_checkpoint.") from None
 
 
-def load(path: str | os.PathLike) -> LoadedModel:
-    """Build the network a checkpoint was saved from and load its weights strictly."""
-    params = read(path)
+def too_big(name: str, size: int) -> str:
+    return f"{name} is {size / 1e6:.1f} MB, more than the {MAX_CHECKPOINT_BYTES / 1e6:.0f} MB limit for these networks."
+
+
+def load(path: str | os.PathLike, name: str | None = None) -> LoadedModel:
+    """Build the network a checkpoint was saved from and load its weights strictly (name: what to call the
+    file in messages; its own name by default)."""
+    name = name or Path(path).name
+    params = read(path, name)
     meta: dict = {}
     if CONFIG_KEY in params:
         try:
             config = TrainConfig.from_json(str(params.pop(CONFIG_KEY))).validate()
         except (ConfigError, ValueError, TypeError) as e:
-            raise CheckpointError(f"{Path(path).name} carries an unreadable config ({e}).") from None
+            raise CheckpointError(f"{name} carries an unreadable config ({e}).") from None
         try:
             meta = json.loads(str(params.pop(META_KEY, "{}")))
         except ValueError:
@@ -114,10 +125,19 @@ def load(path: str | os.PathLike) -> LoadedModel:
         extra = sorted(set(got) - set(expected))
         if extra:
             detail.append(f"unexpected {', '.join(extra[:4])}")
-        raise CheckpointError(f"{Path(path).name} does not fit the {config.network} network: "
+        raise CheckpointError(f"{name} does not fit the {config.network} network: "
                               f"{'; '.join(detail)}. Was it saved from another architecture or number of classes?")
     not_loaded, _ = ms.load_param_into_net(net, params, strict_load=True)
     if not_loaded:
-        raise CheckpointError(f"{Path(path).name}: parameters {not_loaded} could not be loaded.")
+        raise CheckpointError(f"{name}: parameters {not_loaded} could not be loaded.")
     net.set_train(False)
     return LoadedModel(net, config, meta, Path(path))
+
+
+def check_finite(model: LoadedModel, name: str) -> None:
+    """CheckpointError when a weight is NaN or infinite: such a model predicts nonsense ("0 (nan%)")."""
+    bad = [p.name for p in model.net.get_parameters() if not np.isfinite(p.asnumpy()).all()]
+    if bad:
+        raise CheckpointError(f"{name} holds weights that are not finite numbers (NaN or infinity) in "
+                              f"{', '.join(bad[:4])}: the run that saved it diverged. Upload a checkpoint of a "
+                              "run that trained soundly.")

@@ -64,3 +64,11 @@ def test_a_worker_gets_the_users_onednn_setting_but_not_the_apps_own_choice(monk
     monkeypatch.delenv(runtime._CHOSEN_MARK)
     runtime.prepare_process(None)
     assert runtime.child_environment()["ONEDNN_MAX_CPU_ISA"] == "AVX512_CORE"
+
+
+@pytest.mark.parametrize("name, raw", [("epochs", "１"), ("seed", "1_000"), ("learning_rate", "0.0_1"),
+                                       ("batch_size", "６４")])
+def test_numbers_are_plain_ascii_digits(name, raw):
+    """Python's int() and float() also read full-width digits and underscores; a link must not slip them in."""
+    with pytest.raises(ConfigError, match="not a valid"):
+        parse_field(name, raw)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 
+import numpy as np
 import pytest
 
 from core.app import model_service
@@ -107,6 +108,21 @@ def test_uploaded_checkpoints_are_validated(store, trained_ckpt):
     assert run.status == "completed" and run.source == "upload" and run.config.network == "mlp"
     probs = model_service.predict(run.checkpoint, __import__("numpy").zeros((2, 28, 28), "uint8"))
     assert probs.shape == (2, 10)
+
+
+def test_an_upload_is_named_by_the_users_file_and_non_finite_weights_are_refused(store, trained_ckpt, tmp_path):
+    with pytest.raises(checkpoint.CheckpointError) as e:
+        model_service.import_checkpoint(store, b"junk" * 100, "my model.ckpt")
+    assert "my model.ckpt is not a readable" in str(e.value)
+    assert ".upload-" not in str(e.value) and str(store.root) not in str(e.value)  # no server paths
+    import mindspore as ms
+    model = checkpoint.load(trained_ckpt)
+    first = model.net.get_parameters().__next__()
+    first.set_data(ms.Tensor(np.full(first.shape, np.nan, np.float32)))
+    poisoned = checkpoint.save(model.net, model.config, tmp_path / "nan.ckpt")
+    with pytest.raises(checkpoint.CheckpointError, match=f"not finite numbers .* in {first.name}"):
+        model_service.import_checkpoint(store, poisoned.read_bytes(), "nan.ckpt")
+    assert store.list_runs() == []  # nothing half-imported
 
 
 def test_data_page_uses_a_valid_folder_and_refuses_a_bad_one(store, small_mnist, tmp_path):
