@@ -86,3 +86,28 @@ def test_digit_axes_label_all_ten_digits_and_the_confusion_matrix_has_square_cel
     assert confusion["yaxis"]["scaleanchor"] == "x"
     data = page("data")
     assert _figures(data)[0]["layout"]["xaxis"]["tickvals"] == [str(d) for d in range(10)]
+
+
+def test_an_ended_run_shows_no_speed_or_eta(store):
+    run_id = store.create_run(TrainConfig(network="mlp"), source="cli")
+    store.add_steps(run_id, [(1, 1, 2.3, 0.1)], step=40, total_steps=100, epoch=1, samples_per_s=900.0, eta=12.0)
+    store.finish(run_id, "interrupted", "the worker was killed")
+    at = page("train")
+    assert not at.exception, [e.value for e in at.exception]
+    (bar,) = at.get("progress")
+    assert "step 40/100" in bar.proto.text and "ETA" not in bar.proto.text and "samples/s" not in bar.proto.text
+
+
+@pytest.mark.parametrize("name, key", [("evaluate", "eval_run"), ("draw", "draw_run")])
+def test_a_run_deleted_elsewhere_is_reported_not_silently_replaced(with_run, trained_ckpt, name, key):
+    from core.app import model_service
+    store, first = with_run
+    second = model_service.import_checkpoint(store, trained_ckpt.read_bytes(), "second.ckpt")
+    at = page(name)
+    at.selectbox(key=key).set_value(store.get(second)).run()
+    assert at.selectbox(key=key).value.id == second and not at.warning
+    store.delete(second)  # in another tab
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert any("second" in w.value and "no longer exists" in w.value for w in at.warning)
+    assert at.selectbox(key=key).value.id == first

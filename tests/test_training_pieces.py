@@ -95,3 +95,24 @@ def test_a_failing_display_is_reported_but_a_failing_recorder_ends_the_run(capsy
     assert "Display failed" in capsys.readouterr().err
     with pytest.raises(OSError, match="disk full"):
         CallbackList([Recorder(), after]).log("y")
+
+
+def test_an_empty_validation_split_says_why(tmp_path, small_mnist):
+    """One image with val_fraction 0.1 has no validation image: the message must not claim val_fraction 0."""
+    import shutil
+
+    from core.data.folders import validate_mnist_dir
+    from core.data.idx import read_images, read_labels, write_idx
+    from core.model.evaluation import evaluation_set
+    one = tmp_path / "one"
+    (one / "train").mkdir(parents=True)
+    src = small_mnist / "train"
+    write_idx(read_images(src / "train-images-idx3-ubyte")[:1], read_labels(src / "train-labels-idx1-ubyte")[:1],
+              one / "train" / "train-images-idx3-ubyte", one / "train" / "train-labels-idx1-ubyte")
+    folder = validate_mnist_dir(one)
+    with pytest.raises(ValueError, match="0.1 of the 1 training images rounds to no image") as e:
+        evaluation_set(folder, "validation", 0.1)
+    assert "val_fraction 0)" not in str(e.value)
+    with pytest.raises(ValueError, match="used no validation split"):
+        evaluation_set(folder, "validation", 0.0)
+    shutil.rmtree(one)

@@ -16,10 +16,16 @@ __all__ = ["pick_trained_run", "sidebar_status"]
 def pick_trained_run(label: str, key: str) -> Run:
     """A selectbox of finished runs that have a checkpoint; stops the page with a hint when there is none."""
     runs = [r for r in get_store().list_runs() if r.checkpoint and r.status not in ACTIVE]
+    chosen_before = st.session_state.get(f"_{key}_chosen")  # (id, name) of this session's last choice
+    if chosen_before and chosen_before[0] not in {r.id for r in runs}:
+        st.warning(t("common.run_gone", name=literal(chosen_before[1])))  # deleted elsewhere: say so, once
+        st.session_state.pop(f"_{key}_chosen")
     if not runs:
         st.info(t("common.no_trained_model"))
         st.stop()
-    return st.selectbox(label, runs, format_func=run_label, key=key)
+    run = st.selectbox(label, runs, format_func=run_label, key=key)
+    st.session_state[f"_{key}_chosen"] = (run.id, run.name)
+    return run
 
 
 def sidebar_status(live: bool = True) -> None:

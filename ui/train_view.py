@@ -111,9 +111,9 @@ def _progress(run: Run) -> None:
     notice = st.empty()  # always present, so the layout does not shift between polls
     if run.phase == "compiling":
         notice.info("⏳ " + t("train.compiling"))
-    st.progress(min(frac, 1.0), text=t("train.progress", epoch=run.epoch, epochs=run.config.epochs, step=run.step,
-                                       steps=run.total_steps or "?", speed=run.samples_per_s or 0,
-                                       eta=fmt_duration(run.eta)))
+    where = dict(epoch=run.epoch, epochs=run.config.epochs, step=run.step, steps=run.total_steps or "?")
+    st.progress(min(frac, 1.0), text=t("train.progress", **where, speed=run.samples_per_s or 0, eta=fmt_duration(run.eta))
+                if run.active else t("train.progress_ended", **where))  # an ended run has no speed or ETA
     m = st.columns(4)
     m[0].metric(t("train.best_val_acc"), f"{run.best_val_acc:.2%}" if run.best_val_acc is not None else "–")
     m[1].metric(t("train.best_val_loss"), f"{run.best_val_loss:.4f}" if run.best_val_loss is not None else "–")

@@ -5,7 +5,9 @@ from __future__ import annotations
 import numpy as np
 from PIL import Image
 
-MIN_INK_PIXELS = 20  # fewer lit pixels than this on the canvas is a dot or a slip, not a digit
+# A click paints a disc as wide as the stroke (8 to 40 px on the 280 px canvas: 50 to 1,300 pixels), so a
+# pixel count cannot tell a dot from a digit; its extent can: a digit spans more than this share of the canvas.
+MIN_EXTENT = 0.15
 
 
 class DrawingError(ValueError):
@@ -21,9 +23,9 @@ def to_mnist(rgba: np.ndarray) -> np.ndarray:
     mask = ink > 30
     if not mask.any():
         raise DrawingError("The canvas is empty: draw a digit, then it will be read.")
-    if mask.sum() < MIN_INK_PIXELS:
-        raise DrawingError("That is only a dot: draw a whole digit.")
     rows, cols = np.flatnonzero(mask.any(1)), np.flatnonzero(mask.any(0))
+    if max(rows[-1] - rows[0] + 1, cols[-1] - cols[0] + 1) < MIN_EXTENT * max(mask.shape):
+        raise DrawingError("That is only a dot: draw a whole digit.")
     crop = ink[rows[0]:rows[-1] + 1, cols[0]:cols[-1] + 1]
     h, w = crop.shape
     scale = 20.0 / max(h, w)

@@ -48,8 +48,12 @@ def evaluation_set(folder: MnistFolder, split: str, val_fraction: float) -> tupl
     if split == "validation":
         labels = load_labels(folder, "train")
         _, val_idx = stratified_split(labels, val_fraction)
-        if len(val_idx) == 0:
+        if len(val_idx) == 0 and val_fraction <= 0:
             raise ValueError("this run used no validation split (val_fraction 0): evaluate on a test split")
+        if len(val_idx) == 0:
+            raise ValueError(f"this run's validation split is empty: {val_fraction:g} of the {len(labels):,} "
+                             "training images rounds to no image of any digit. Evaluate on a test split, or train "
+                             "on a folder with more images.")
         return "train", val_idx
     raise ValueError(f"unknown split {split!r}; choose test or validation")
 

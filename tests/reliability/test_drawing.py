@@ -17,11 +17,19 @@ def test_empty_canvas_and_none():
             to_mnist(empty)
 
 
-def test_a_single_dot_is_not_a_digit():
-    m = np.zeros((280, 280), bool)
-    m[140:143, 140:143] = True
+@pytest.mark.parametrize("width", [3, 8, 22, 40])  # a click with the thinnest, default and widest stroke
+def test_a_single_dot_is_not_a_digit(width):
+    ys, xs = np.indices((280, 280))
+    m = (ys - 140) ** 2 + (xs - 140) ** 2 <= (width / 2) ** 2
+    assert m.sum() > 5
     with pytest.raises(DrawingError, match="only a dot"):
         to_mnist(canvas(m))
+
+
+def test_a_short_thin_one_is_a_digit_not_a_dot():
+    m = np.zeros((280, 280), bool)
+    m[110:170, 138:146] = True  # a "1" 60 px tall, 8 px wide
+    assert to_mnist(canvas(m)).max() > 0
 
 
 def test_a_drawing_touching_every_border_is_fitted_inside():
