@@ -1,7 +1,7 @@
 """Train: start, pause, resume, stop; live progress, curves and log, read from the run store."""
 import streamlit as st
 
-from ui.format import run_label
+from ui.format import run_choice_label
 from ui.i18n import t
 from ui.live import live_poll_interval, shared_views
 from ui.session import get_config, get_store
@@ -19,8 +19,9 @@ if not runs:
     st.stop()
 ids = [r.id for r in runs]
 default_id = active.id if active else st.session_state.get("run_id", ids[0])
+# Names without a status: the live view below says the status, from the same read as the sidebar.
 shown = st.selectbox(t("train.run"), ids, index=ids.index(default_id) if default_id in ids else 0,
-                     format_func=lambda i: run_label(next(r for r in runs if r.id == i)))
+                     format_func=lambda i: run_choice_label(next(r for r in runs if r.id == i)))
 st.session_state["run_id"] = shown
 was_active = store.get(shown).active
 poll_s = live_poll_interval() if was_active else None

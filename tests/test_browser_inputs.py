@@ -65,3 +65,26 @@ def test_run_names_are_shown_literally_in_the_heading_and_the_sidebar(app):
         timeout=60_000)
     page.wait_for_timeout(1000)
     assert_no_bait(page, bait + bait2)
+
+
+def test_the_train_page_follows_a_run_started_elsewhere(tmp_path, app):
+    """A Train page showing a finished run, and a run that starts in another session (or from the command
+    line): without a reload the page switches to it, its Start is disabled, its sidebar names it."""
+    _, browser = app
+    store = RunStore(tmp_path / "store")
+    old = store.create_run(TrainConfig(network="mlp"), name="yesterday", source="cli")
+    store.finish(old, "completed", "done")
+    srv = start_server(tmp_path / "store")
+    try:
+        page = browser.new_page(viewport={"width": 1400, "height": 900})
+        page.goto(srv.url + "/train")
+        expect(page.get_by_role("heading", name="yesterday").first).to_be_visible(timeout=60_000)
+        expect(page.get_by_role("button", name="Start training")).to_be_enabled()
+        new = store.create_run(TrainConfig(network="mlp"), name="started elsewhere", source="cli")
+        store.update(new, status="running", heartbeat=time.time())
+        expect(page.get_by_role("heading", name="started elsewhere").first).to_be_visible(timeout=15_000)
+        expect(page.get_by_role("button", name="Start training")).to_be_disabled()
+        expect(page.locator('[data-testid="stSidebar"]').get_by_text("started elsewhere")).to_be_visible()
+        store.finish(new, "stopped", "test over")
+    finally:
+        srv.stop()

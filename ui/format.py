@@ -1,10 +1,12 @@
 """How runs and durations read on the pages."""
 from __future__ import annotations
 
+import time
+
 from core.runs.rows import Run
 from ui.i18n import status_word, t
 
-__all__ = ["STATUS_ICONS", "fmt_duration", "run_label", "readable"]
+__all__ = ["STATUS_ICONS", "fmt_duration", "run_label", "run_choice_label", "readable"]
 
 STATUS_ICONS = {"starting": "⏳", "running": "🏃", "paused": "⏸️", "completed": "✅", "early_stopped": "✅",
                 "stopped": "⏹️", "diverged": "💥", "failed": "❌", "interrupted": "⚠️"}
@@ -24,6 +26,11 @@ def readable(value: object) -> str:
     if isinstance(value, float):
         return f"{value:.4g}"
     return str(value)
+
+
+def run_choice_label(run: Run) -> str:
+    """A run in a list that stays on screen while the run changes: what does not change (no status)."""
+    return f"{run.name} ({run.config.network} · {time.strftime('%Y-%m-%d %H:%M', time.localtime(run.created))})"
 
 
 def run_label(run: Run) -> str:

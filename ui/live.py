@@ -8,10 +8,12 @@ from typing import Callable, Hashable, TypeVar
 import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
-__all__ = ["POLL_S", "SIDEBAR_POLL_S", "live_poll_interval", "SharedView", "shared_views"]
+__all__ = ["POLL_S", "SIDEBAR_POLL_S", "IDLE_POLL_S", "live_poll_interval", "SharedView", "shared_views",
+           "run_snapshot"]
 
 POLL_S = 1.0          # the live Train view, with few viewers
 SIDEBAR_POLL_S = 3.0  # the sidebar's glance at the active run
+IDLE_POLL_S = 5.0     # with no run active: how soon a page notices a run started elsewhere
 # Every poll is a script run in the one server process, which shares two cores with the training: with
 # many viewers, 1-second polls left each view updating rarely (bench/load_test.py). So the interval grows
 # with the number of live viewers.
@@ -80,3 +82,9 @@ class SharedView:
 @st.cache_resource
 def shared_views() -> SharedView:
     return SharedView(max_age_s=POLL_S / 2)
+
+
+def run_snapshot(store, run_id: str):
+    """The run's row as every live view on this server shows it now: one read shared by the sidebar and the
+    Train page (of all sessions), so that the statuses on one screen agree."""
+    return shared_views().get((str(store.root), "run", run_id), lambda: store.get(run_id))

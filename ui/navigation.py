@@ -31,12 +31,12 @@ def page_title(url: str) -> str:
     return t(f"nav.{url}")
 
 
-def render_sidebar(live_status: bool = True) -> None:
-    """Page links and the active run's status (live_status=False: drawn once; the Train page shows it live)."""
+def render_sidebar(poll_s: float) -> None:
+    """Page links, the active run's status (polled every poll_s while a run is active) and the language."""
     with st.sidebar:
         st.markdown("### 🧠 " + t("common.app_name"))
         for path, icon, url in PAGES:
             st.page_link(path, label=page_title(url), icon=icon)
         st.divider()
-        sidebar_status(live_status)
+        sidebar_status(poll_s)
         language_switch()

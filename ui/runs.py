@@ -6,7 +6,7 @@ import streamlit as st
 from core.runs.rows import ACTIVE, Run
 from ui.format import STATUS_ICONS, fmt_duration, run_label
 from ui.i18n import status_word, t
-from ui.live import SIDEBAR_POLL_S
+from ui.live import IDLE_POLL_S, SIDEBAR_POLL_S, run_snapshot
 from ui.session import get_store
 from ui.text import literal
 
@@ -28,19 +28,23 @@ def pick_trained_run(label: str, key: str) -> Run:
     return run
 
 
-def sidebar_status(live: bool = True) -> None:
-    """The active run's status, polled while one trains (if live)."""
+def sidebar_status(poll_s: float = SIDEBAR_POLL_S) -> None:
+    """The active run's status, polled every poll_s while one trains and every IDLE_POLL_S while none does.
+    When a run starts or ends (here, in another session or from the command line) the whole page is drawn
+    again around it."""
     store = get_store()
     active = store.active_run()
+    active_id = active.id if active else None
 
-    @st.fragment(run_every=SIDEBAR_POLL_S if active and live else None)
+    @st.fragment(run_every=poll_s if active else IDLE_POLL_S)
     def status():
-        run = store.active_run()
-        if run is None:
+        now = store.active_run()
+        if (now.id if now else None) != active_id:
+            st.rerun()  # a run started or ended: the page (the Train page's view above all) follows it
+        if now is None:
             st.caption(t("common.no_run_training"))
-            if active is not None:  # it just ended: refresh the whole page once to stop polling
-                st.rerun()
             return
+        run = run_snapshot(store, now.id) or now  # the Train page's view reads the same snapshot
         st.markdown(f"**{STATUS_ICONS.get(run.status, '')} {literal(run.name)}**")
         frac = run.step / run.total_steps if run.total_steps else 0.0
         st.progress(min(frac, 1.0), text=t("common.sidebar_progress", status=status_word(run.status),

@@ -16,6 +16,7 @@ from core.runs.store import RunBusy, RunStore
 from ui.charts import EPOCH_AXIS, LEGEND_ON_TOP
 from ui.format import STATUS_ICONS, fmt_duration
 from ui.i18n import label, status_word, t
+from ui.live import run_snapshot
 from ui.text import literal
 
 __all__ = ["RunView", "build_view", "start_form", "draw_run"]
@@ -29,7 +30,7 @@ RunView = tuple[Run | None, go.Figure, str]  # the run, its curves, the tail of 
 def build_view(store: RunStore, run_id: str) -> RunView:
     """Everything the live view shows of a run, read once (shared by every viewer while it is live)."""
     log = "\n".join(line.message for line in store.logs(run_id, limit=LOG_LINES))
-    return store.get(run_id), curves(store, run_id), log
+    return run_snapshot(store, run_id), curves(store, run_id), log
 
 
 def curves(store: RunStore, run_id: str) -> go.Figure:
@@ -63,6 +64,9 @@ def curves(store: RunStore, run_id: str) -> go.Figure:
 def start_form(store: RunStore, config: TrainConfig, active: Run | None) -> None:
     """The next run's settings, its name, and Start (disabled while a run trains)."""
     with st.container(border=True):
+        notice = st.session_state.pop("_train_notice", None)
+        if notice:  # Start lost to a run started elsewhere: said here, while the page shows that run live
+            st.error(literal(notice))
         st.markdown(t("train.next_run", network=label(config.network), style=label(config.style),
                       mode=label(config.mode), optimizer=label(config.optimizer), lr=config.learning_rate,
                       batch=config.batch_size, epochs=config.epochs, seed=config.seed)
@@ -74,7 +78,8 @@ def start_form(store: RunStore, config: TrainConfig, active: Run | None) -> None
                 st.session_state["run_id"] = launcher.start(store, config, name=name or None)
                 st.rerun()
             except RunBusy as e:
-                st.error(literal(e))
+                st.session_state["_train_notice"] = str(e)
+                st.rerun()  # draw the page again around the run that won
             except (ValueError, OSError) as e:
                 st.error(t("train.could_not_start", error=literal(e)))
 
