@@ -31,12 +31,12 @@ poll_s = live_poll_interval() if was_active else None
 def live(run_id: str):
     if was_active and live_poll_interval() != poll_s:
         st.rerun()  # viewers came or went: a full run registers the new interval
-    view = (shared_views().get((str(store.root), run_id), lambda: build_view(store, run_id)) if was_active
-            else build_view(store, run_id))
-    if view[0] is None:
+    view = (shared_views().get((str(store.root), run_id), lambda: build_view(store, run_id, live=True)) if was_active
+            else build_view(store, run_id, live=False))
+    if view.run is None:
         st.warning(t("train.deleted"))
         return
-    if was_active and not view[0].active:
+    if was_active and not view.run.active:
         st.rerun()  # finished: redraw the page once, without polling
     draw_run(store, view)
 

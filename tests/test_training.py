@@ -99,6 +99,29 @@ def test_pause_resume_and_stop_between_steps(folder):
     assert max(times) == 6
 
 
+def test_paused_time_is_not_training_time(folder):
+    """A 1.5 s pause inside epoch 1: the epoch's seconds, its samples/s and the steps' elapsed time leave it
+    out (the wall clock does not)."""
+    control = ScriptedControl()
+
+    class PauseOnce(Callback):
+        def on_step(self, e):
+            if e.step == 3:
+                control.pause.set()
+                threading.Timer(1.5, control.pause.clear).start()
+
+    events = EventLog()
+    started = time.monotonic()
+    train(TrainConfig(network="mlp", mode="pynative", epochs=1, batch_size=32), folder, [PauseOnce(), events],
+          control)
+    wall = time.monotonic() - started
+    (epoch,) = events.of(EpochMetrics)
+    steps = events.of(StepEvent)
+    assert wall > 1.5 and epoch.epoch_seconds < wall - 1.4
+    assert steps[3].elapsed - steps[2].elapsed < 0.5  # the step after the pause: no 1.5 s jump
+    assert epoch.samples_per_s == pytest.approx(1078 / epoch.epoch_seconds, rel=1e-6)
+
+
 def test_divergence_is_detected_and_stops_the_run(folder):
     cfg = TrainConfig(network="mlp", mode="graph", optimizer="sgd", learning_rate=10.0, epochs=3, batch_size=32)
     events = EventLog()

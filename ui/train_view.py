@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 
 import pandas as pd
 import plotly.graph_objects as go
@@ -24,19 +25,27 @@ __all__ = ["RunView", "build_view", "start_form", "draw_run"]
 CHART_POINTS = 1500  # step history is downsampled by the store so long runs keep pages small
 LOG_LINES = 60
 
-RunView = tuple[Run | None, go.Figure, str]  # the run, its curves, the tail of its log
+@dataclass(frozen=True)
+class RunView:
+    run: Run | None
+    figure: go.Figure
+    log: str                      # the tail of the run's log
+    training_s: float | None      # training time so far: pauses (and the time before the first step) left out
 
 
-def build_view(store: RunStore, run_id: str) -> RunView:
-    """Everything the live view shows of a run, read once (shared by every viewer while it is live)."""
+def build_view(store: RunStore, run_id: str, live: bool) -> RunView:
+    """Everything the view shows of a run, read once. live: the run is training and this view is shared by
+    every viewer; its row then comes from the snapshot the sidebar reads too (a view that does not poll must
+    read it fresh: a snapshot a moment old would stay on screen)."""
     log = "\n".join(line.message for line in store.logs(run_id, limit=LOG_LINES))
-    return run_snapshot(store, run_id), curves(store, run_id), log
+    steps = store.steps(run_id, max_points=CHART_POINTS)
+    return RunView(run_snapshot(store, run_id) if live else store.get(run_id), curves(steps, store.epochs(run_id)),
+                   log, steps[-1].elapsed if steps else None)
 
 
-def curves(store: RunStore, run_id: str) -> go.Figure:
+def curves(step_rows: list, epoch_rows: list) -> go.Figure:
     """Step loss (raw and smoothed), and epoch loss and accuracy (train and validation)."""
-    steps = pd.DataFrame(store.steps(run_id, max_points=CHART_POINTS))
-    epochs = pd.DataFrame(store.epochs(run_id))
+    steps, epochs = pd.DataFrame(step_rows), pd.DataFrame(epoch_rows)
     fig = make_subplots(rows=1, cols=3, subplot_titles=(t("train.step_loss"), t("train.epoch_loss"),
                                                         t("train.epoch_accuracy")))
     if not steps.empty:
@@ -86,11 +95,11 @@ def start_form(store: RunStore, config: TrainConfig, active: Run | None) -> None
 
 def draw_run(store: RunStore, view: RunView) -> None:
     """One run as the live view shows it: heading, controls, progress, figures, ranks, outcome and log."""
-    run, figure, log = view
+    run, figure, log = view.run, view.figure, view.log
     st.subheader(f"{STATUS_ICONS.get(run.status, '')} {literal(run.name)} — {status_word(run.status)}")
     if run.active:
         _controls(store, run)
-    _progress(run)
+    _progress(run, view.training_s)
     st.plotly_chart(figure, width="stretch", key="curves")
     if run.config.workers > 1:
         _ranks(store, run)
@@ -111,7 +120,7 @@ def _controls(store: RunStore, run: Run) -> None:
         st.toast(literal(launcher.stop(store, run.id)))
 
 
-def _progress(run: Run) -> None:
+def _progress(run: Run, training_s: float | None) -> None:
     frac = run.step / run.total_steps if run.total_steps else 0.0
     notice = st.empty()  # always present, so the layout does not shift between polls
     if run.phase == "compiling":
@@ -122,7 +131,8 @@ def _progress(run: Run) -> None:
     m = st.columns(4)
     m[0].metric(t("train.best_val_acc"), f"{run.best_val_acc:.2%}" if run.best_val_acc is not None else "–")
     m[1].metric(t("train.best_val_loss"), f"{run.best_val_loss:.4f}" if run.best_val_loss is not None else "–")
-    m[2].metric(t("train.elapsed"), fmt_duration(run.duration))
+    m[2].metric(t("train.training_time"), fmt_duration(training_s),
+                help=t("train.training_time_help", wall=fmt_duration(run.duration)))
     m[3].metric(t("train.source"), run.source)
 
 

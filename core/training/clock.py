@@ -9,13 +9,19 @@ __all__ = ["StepClock"]
 class StepClock:
     """Times the steps of a run. The first step of a session compiles (Graph mode) or warms up, so it is not
     timed; neither are pauses, validation or anything else between steps: throughput and ETA come from the
-    step calls alone. Elapsed time counts from the run's start (a resumed run's earlier time included)."""
+    step calls alone. Elapsed time is the run's training time: from its start (a resumed run's earlier time
+    included), pauses left out."""
 
     def __init__(self, total_steps: int, already_elapsed: float = 0.0):
         self.total_steps = total_steps
         self.start = time.monotonic() - already_elapsed
+        self.paused_seconds = 0.0
         self.train_seconds = 0.0
         self.timed_steps = self.timed_samples = 0
+
+    def paused(self, seconds: float) -> None:
+        """The run was paused this long: not training time."""
+        self.paused_seconds += seconds
 
     def record(self, seconds: float, samples: int) -> None:
         """A timed step: how long it took and how many samples it trained on (over all workers)."""
@@ -24,7 +30,7 @@ class StepClock:
         self.timed_samples += samples
 
     def elapsed(self) -> float:
-        return time.monotonic() - self.start
+        return time.monotonic() - self.start - self.paused_seconds
 
     def samples_per_s(self, seconds: float, samples: int) -> float:
         """Over the timed steps so far; before there is one, this step's own rate."""

@@ -47,8 +47,10 @@ class CollectiveControl:
         return self.stop
 
 
-def wait_while_paused(control: Control) -> bool:
-    """Block while the run is paused; True when it is asked to stop."""
+def wait_while_paused(control: Control) -> tuple[bool, float]:
+    """Block while the run is paused; (whether it is asked to stop, seconds spent paused)."""
+    paused_at = None
     while control.paused() and not control.stop_requested():
+        paused_at = paused_at or time.monotonic()
         time.sleep(PAUSE_POLL_S)
-    return control.stop_requested()
+    return control.stop_requested(), (time.monotonic() - paused_at if paused_at else 0.0)

@@ -70,6 +70,7 @@ class Model:
 class EpochTally:
     """What an epoch's steps add up to on this process, and whether the run ended inside the epoch."""
     started: float
+    paused: float = 0.0   # seconds the run was paused during the epoch (not training time)
     loss_sum: float = 0.0
     correct: int = 0
     seen: int = 0
@@ -198,7 +199,11 @@ def _train_epoch(loop: _Loop, epoch: int, iterator) -> EpochTally:
     tally = EpochTally(started=time.monotonic())
     last_step = loop.step + loop.data.steps_per_epoch
     for data, label in iterator:  # the shared iterator ends each pass at the epoch boundary
-        if wait_while_paused(loop.control):
+        stop, paused = wait_while_paused(loop.control)
+        if paused:
+            tally.paused += paused
+            loop.clock.paused(paused)
+        if stop:
             tally.ended, tally.message = "stopped", f"stopped by request at step {loop.step}"
             break
         loss, logits, grads, seconds = _take_step(loop, data, label, with_grads=loop.step + 1 == last_step)
@@ -249,7 +254,7 @@ def _close_epoch(loop: _Loop, epoch: int, tally: EpochTally, stopping: EarlyStop
     correct = tally.correct
     if loop.parallel is not None:
         correct = int(round(loop.parallel.sum([correct])[0]))
-    seconds, elapsed = time.monotonic() - tally.started, loop.clock.elapsed()
+    seconds, elapsed = time.monotonic() - tally.started - tally.paused, loop.clock.elapsed()  # pauses excluded
     val_loss = val_acc = None
     if loop.data.validation is not None:
         val_loss, val_acc, _, _ = evaluate_batches(loop.model.eval_net, loop.data.validation)
