@@ -78,7 +78,7 @@ def render(run_id: str) -> None:
         return
     notes = diagnose(stats)
     for note in notes:
-        st.warning(note)
+        st.warning(t(f"weights.health_{note.kind}", param=note.param, epoch=note.epoch, norm=note.norm))
     if not notes and any(s.kind == "grad" for s in stats):
         st.success(t("weights.healthy"))
     rows = pd.DataFrame(over_time(stats, kind))

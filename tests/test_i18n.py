@@ -4,12 +4,13 @@ import dataclasses
 import re
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from core import i18n
 from core.config import AMP_LEVELS, LOSSES, MODES, NETWORKS, OPTIMIZERS, STYLES, TrainConfig
 from core import PROJECT_ROOT
-from core.runs.store import ACTIVE, FINISHED
+from core.runs.rows import ACTIVE, FINISHED
 from ui.navigation import PAGES
 from streamlit.testing.v1 import AppTest
 from tests.apptest import APP, page
@@ -144,3 +145,23 @@ def test_setting_errors_are_in_the_users_language(store):
     assert "'abc' 不是有效的整数" in errors and "必须 ≥ 1 且 ≤ 4096，收到的是 0" in errors, errors
     assert TrainConfig(epochs=0).errors()["epochs"] == "must be ≥ 1 and ≤ 1000, got 0"  # English by default
     assert set(TrainConfig(epochs=0, workers=3).errors("zh")) == set(TrainConfig(epochs=0, workers=3).errors())
+
+
+def test_core_notices_and_layer_warnings_are_in_the_users_language(store):
+    """A pause notice (from the store) and a dead-layer warning (from core's diagnosis) come from the
+    catalogue, not as core's English."""
+    import time
+
+    from core.training.layer_stats import summarize
+    run_id = store.create_run(TrainConfig(network="mlp"), name="直播", source="cli")
+    store.update(run_id, status="running", heartbeat=time.time())
+    at = page("train", {"lang": "zh"})
+    next(b for b in at.button if "暂停" in b.label).click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert [t.value for t in at.toast] == ["已请求暂停。"]
+    store.finish(run_id, "stopped", "")
+    store.add_layer_stats(run_id, [summarize(1, "classifier.0.weight", "grad", np.ones(4)),
+                                   summarize(2, "classifier.0.weight", "grad", np.zeros(4))])
+    weights = page("weights", {"lang": "zh"})
+    assert any("classifier.0.weight" in w.value and "停止学习" in w.value for w in weights.warning)
+    assert not any("stopped learning" in w.value for w in weights.warning)

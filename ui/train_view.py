@@ -12,7 +12,7 @@ from plotly.subplots import make_subplots
 from core.config import TrainConfig
 from core.runs import launcher
 from core.runs.cluster import log_tail, rank_log, rank_log_dir
-from core.runs.rows import RESUMABLE, Run
+from core.runs.rows import RESUMABLE, RequestNotice, Run
 from core.runs.store import RunBusy, RunStore
 from ui.charts import EPOCH_AXIS, LEGEND_ON_TOP
 from ui.format import STATUS_ICONS, fmt_duration
@@ -113,11 +113,17 @@ def _controls(store: RunStore, run: Run) -> None:
     a, b, _c, _ = st.columns([1, 1, 1, 4])
     if run.status == "paused":
         if a.button("▶️ " + t("train.resume"), key="resume"):
-            st.toast(literal(store.request(run.id, "resume")))
+            st.toast(notice_text(store.request(run.id, "resume")))
     elif a.button("⏸️ " + t("train.pause"), key="pause", disabled=run.status != "running"):
-        st.toast(literal(store.request(run.id, "pause")))
+        st.toast(notice_text(store.request(run.id, "pause")))
     if b.button("⏹️ " + t("train.stop"), key="stop"):
-        st.toast(literal(launcher.stop(store, run.id)))
+        st.toast(notice_text(launcher.stop(store, run.id)))
+
+
+def notice_text(notice: RequestNotice) -> str:
+    """What became of a pause/resume/stop request, in the user's language."""
+    return t(f"train.notice_{notice.code}", what=t(f"train.what_{notice.what}"), name=literal(notice.name),
+             status=status_word(notice.status) if notice.status else "")
 
 
 def _progress(run: Run, training_s: float | None) -> None:

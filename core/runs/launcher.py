@@ -12,6 +12,7 @@ from core import PROJECT_ROOT
 from core.config import TrainConfig
 from core.runtime import child_environment
 from core.runs.processes import pid_alive
+from core.runs.rows import RequestNotice
 from core.runs.store import RunStore
 
 STOP_GRACE_S = 5.0  # a stop request is honoured between steps; after this the process is terminated
@@ -49,7 +50,7 @@ def _spawn(store: RunStore, run_id: str) -> None:
     threading.Thread(target=proc.wait, daemon=True, name=f"reap-{run_id}").start()
 
 
-def stop(store: RunStore, run_id: str, grace_s: float = STOP_GRACE_S) -> str:
+def stop(store: RunStore, run_id: str, grace_s: float = STOP_GRACE_S) -> RequestNotice:
     """Ask the run to stop; if its process has not ended after grace_s, terminate it (even mid-step)."""
     message = store.request(run_id, "stop")
     run = store.get(run_id)

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from core.config import TrainConfig
 
-__all__ = ["ACTIVE", "FINISHED", "RESUMABLE", "RANK_ALIVE", "Run", "StepRow", "LogLine", "RankRow"]
+__all__ = ["ACTIVE", "FINISHED", "RESUMABLE", "RANK_ALIVE", "Run", "RequestNotice", "StepRow", "LogLine", "RankRow"]
 
 ACTIVE = ("starting", "running", "paused")
 FINISHED = ("completed", "early_stopped", "stopped", "diverged", "failed", "interrupted")
@@ -52,6 +52,22 @@ class Run:
         if self.started is None:
             return None
         return (self.finished or time.time()) - self.started
+
+
+@dataclass(frozen=True)
+class RequestNotice:
+    """What became of a pause, resume or stop request. A page says it with the catalogue entry
+    train.notice_<code> ({name}, {status}); str() is the English of the command line and the logs."""
+    code: str        # requested | gone | finished | already_stopping
+    what: str        # pause | resume | stop
+    name: str = ""   # the run's
+    status: str = ""
+
+    def __str__(self) -> str:
+        return {"requested": f"{self.what.capitalize()} requested.",
+                "gone": "That run no longer exists.",
+                "finished": f"Run '{self.name}' has already finished ({self.status}); nothing to {self.what}.",
+                "already_stopping": f"Stop was already requested for '{self.name}'."}[self.code]
 
 
 @dataclass(frozen=True)

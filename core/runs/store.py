@@ -18,7 +18,7 @@ from core import PROJECT_ROOT
 from core.config import TrainConfig
 from core.runs.ids import check_run_id, new_run_id
 from core.runs.processes import pid_alive
-from core.runs.rows import ACTIVE, FINISHED, RESUMABLE, LogLine, RankRow, Run, StepRow
+from core.runs.rows import ACTIVE, FINISHED, RESUMABLE, LogLine, RankRow, RequestNotice, Run, StepRow
 from core.training.events import EpochMetrics
 from core.training.layer_stats import LayerStat
 
@@ -243,19 +243,18 @@ class RunStore:
         return dropped
 
     # --- requests from pages -----------------------------------------------------------------------------
-    def request(self, run_id: str, what: str) -> str:
-        """Ask a run to pause, resume or stop. Returns a sentence describing what happened."""
+    def request(self, run_id: str, what: str) -> RequestNotice:
+        """Ask a run to pause, resume or stop. Returns what happened."""
         assert what in ("pause", "resume", "stop")
         run = self.get(run_id)
         if run is None:
-            return "That run no longer exists."
+            return RequestNotice("gone", what)
         if not run.active:
-            return f"Run '{run.name}' has already finished ({run.status}); nothing to {what}."
+            return RequestNotice("finished", what, run.name, run.status)
         if what == "stop" and run.request == "stop":
-            return f"Stop was already requested for '{run.name}'."
-        new = {"pause": "pause", "resume": "run", "stop": "stop"}[what]
-        self.update(run_id, request=new)
-        return {"pause": "Pause requested.", "resume": "Resume requested.", "stop": "Stop requested."}[what]
+            return RequestNotice("already_stopping", what, run.name, run.status)
+        self.update(run_id, request={"pause": "pause", "resume": "run", "stop": "stop"}[what])
+        return RequestNotice("requested", what, run.name, run.status)
 
     # --- metrics and logs (written by workers) -----------------------------------------------------------
     def add_steps(self, run_id: str, rows: list[tuple[int, int, float, float]], **progress) -> None:

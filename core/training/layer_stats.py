@@ -63,8 +63,26 @@ def summarize_all(epoch: int, weights: dict[str, np.ndarray], grads: dict[str, n
     return out
 
 
-def diagnose(stats: list[LayerStat]) -> list[str]:
-    """Sentences about layers that look dead or exploding, from one run's recorded gradients."""
+@dataclass(frozen=True)
+class HealthNote:
+    """A layer that looks unwell. The words are the reader's: a page says it with the catalogue entry
+    weights.health_<kind> ({param}, {epoch}, {norm}); english() is the command line's and the tests'."""
+    kind: str    # not_finite | dead | exploding
+    param: str
+    epoch: int
+    norm: float
+
+    def english(self) -> str:
+        return {"not_finite": f"{self.param}: the gradient is not finite at epoch {self.epoch}; the layer has "
+                              "exploded. Lower the learning rate.",
+                "dead": f"{self.param}: the gradient is ~0 at epoch {self.epoch} (norm {self.norm:.1e}); the layer "
+                        "has stopped learning (dead units or saturation).",
+                "exploding": f"{self.param}: the gradient norm grows fast (now {self.norm:.3g}); it may be "
+                             "exploding. Lower the learning rate."}[self.kind]
+
+
+def diagnose(stats: list[LayerStat]) -> list[HealthNote]:
+    """Layers that look dead or exploding, from one run's recorded gradients."""
     by_param: dict[str, list[LayerStat]] = {}
     for s in sorted((s for s in stats if s.kind == "grad"), key=lambda s: s.epoch):
         by_param.setdefault(s.param, []).append(s)
@@ -72,15 +90,12 @@ def diagnose(stats: list[LayerStat]) -> list[str]:
     for param, series in by_param.items():
         last = series[-1]
         if not math.isfinite(last.norm):
-            notes.append(f"{param}: the gradient is not finite at epoch {last.epoch}; the layer has exploded. "
-                         "Lower the learning rate.")
+            notes.append(HealthNote("not_finite", param, last.epoch, last.norm))
         elif last.norm < DEAD_GRAD_NORM:
-            notes.append(f"{param}: the gradient is ~0 at epoch {last.epoch} (norm {last.norm:.1e}); the layer "
-                         "has stopped learning (dead units or saturation).")
+            notes.append(HealthNote("dead", param, last.epoch, last.norm))
         elif last.norm > EXPLODING_NORM or any(
                 b.norm > EXPLODING_GROWTH * a.norm > 0 for a, b in zip(series, series[1:])):
-            notes.append(f"{param}: the gradient norm grows fast (now {last.norm:.3g}); it may be exploding. "
-                         "Lower the learning rate.")
+            notes.append(HealthNote("exploding", param, last.epoch, last.norm))
     return notes
 
 

@@ -136,12 +136,12 @@ def test_an_unwritable_data_directory_gets_a_message(tmp_path):
 def test_stop_twice_and_pause_after_the_end(store, mlp_config):
     run_id = launcher.start(store, mlp_config.with_(epochs=200, batch_size=16))
     wait_for(lambda: store.get(run_id).step > 3, what="first steps")
-    assert launcher.stop(store, run_id) == "Stop requested."
-    assert launcher.stop(store, run_id).startswith("Stop was already requested")
+    assert str(launcher.stop(store, run_id)) == "Stop requested."
+    assert str(launcher.stop(store, run_id)).startswith("Stop was already requested")
     run = wait_for(lambda: (r := store.get(run_id)).status == "stopped" and r, timeout=30, what="stop")
     wait_for(lambda: not launcher.pid_alive(run.pid), timeout=15, what="the worker to exit")
-    assert "already finished (stopped); nothing to pause" in store.request(run_id, "pause")
-    assert "nothing to stop" in launcher.stop(store, run_id)
+    assert "already finished (stopped); nothing to pause" in str(store.request(run_id, "pause"))
+    assert "nothing to stop" in str(launcher.stop(store, run_id))
     assert store.get(run_id).status == "stopped"
 
 

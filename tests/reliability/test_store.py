@@ -44,12 +44,12 @@ def test_only_one_run_trains_at_a_time_even_when_started_together(store):
 
 def test_requests_and_their_answers(store):
     run_id = store.create_run(TrainConfig())
-    assert store.request(run_id, "pause") == "Pause requested." and store.get(run_id).request == "pause"
-    assert store.request(run_id, "resume") == "Resume requested." and store.get(run_id).request == "run"
-    assert store.request(run_id, "stop") == "Stop requested."
-    assert "already requested" in store.request(run_id, "stop")
+    assert str(store.request(run_id, "pause")) == "Pause requested." and store.get(run_id).request == "pause"
+    assert str(store.request(run_id, "resume")) == "Resume requested." and store.get(run_id).request == "run"
+    assert str(store.request(run_id, "stop")) == "Stop requested."
+    assert "already requested" in str(store.request(run_id, "stop"))
     store.finish(run_id, "stopped")
-    assert "already finished (stopped)" in store.request(run_id, "pause")
+    assert "already finished (stopped)" in str(store.request(run_id, "pause"))
 
 
 def test_a_run_whose_process_died_is_marked_interrupted(store):
