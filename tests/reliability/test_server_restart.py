@@ -7,7 +7,8 @@ import re
 
 import pytest
 
-from core.runs.store import RunStore, pid_alive
+from core.runs.processes import pid_alive
+from core.runs.store import RunStore
 from tests.helpers import wait_for
 from tests.server import CHROMIUM, CHROMIUM_ARGS, require_chromium, start_server
 
