@@ -161,3 +161,10 @@ def test_core_packages_depend_downwards_only(package):
     upward = sorted(f"{m} -> {d}" for m in graph if m.startswith(package + ".") or m == package
                     for d in graph[m] if any(d == a or d.startswith(a + ".") for a in above))
     assert upward == []
+
+
+def test_the_library_never_imports_a_command_line():
+    """core.train, core.evaluate, core.download and core.worker are entry points: nothing imports them."""
+    entries = {"core.train", "core.evaluate", "core.download", "core.worker"}
+    graph = import_graph()
+    assert sorted(f"{m} -> {d}" for m, deps in graph.items() for d in deps & entries) == []

@@ -14,7 +14,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from core.runtime import set_mode  # noqa: E402
-from core.worker import open_run  # noqa: E402
+from core.runs.entry import open_run  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
