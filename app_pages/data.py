@@ -11,7 +11,7 @@ from ui.charts import DIGITS, digit_axis
 from ui.i18n import t
 from ui.pipeline_view import on_common_scale
 from ui.session import check_user_path, default_download_dir, get_config, set_config, split_arrays
-from ui.text import literal
+from ui.text import code, literal
 
 st.title("🔢 " + t("nav.data"))
 config = get_config()
@@ -77,7 +77,7 @@ try:
 except DataError as e:
     st.error(t("data.unusable", error=literal(e)))
     st.stop()
-st.caption(t("data.in_use", root=literal(folder.root), n_train=folder.train_count)
+st.caption(t("data.in_use", root=code(folder.root), n_train=folder.train_count)
            + (t("data.n_test", n=folder.test_count) if folder.has_test else t("data.no_test")))
 
 # --- explore -----------------------------------------------------------------------------------------------

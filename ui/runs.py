@@ -8,7 +8,7 @@ from ui.format import STATUS_ICONS, fmt_duration, run_label
 from ui.i18n import status_word, t
 from ui.live import IDLE_POLL_S, SIDEBAR_POLL_S, run_snapshot
 from ui.session import get_store
-from ui.text import literal
+from ui.text import code, literal
 
 __all__ = ["pick_trained_run", "sidebar_status"]
 
@@ -51,4 +51,4 @@ def sidebar_status(poll_s: float = SIDEBAR_POLL_S) -> None:
                                            epoch=run.epoch, epochs=run.config.epochs, eta=fmt_duration(run.eta)))
 
     status()
-    st.caption(t("common.run_store", path=literal(store.root)))
+    st.caption(t("common.run_store", path=code(store.root)))

@@ -7,7 +7,7 @@ from __future__ import annotations
 import html
 import re
 
-__all__ = ["literal", "plot_text", "URL_VALUE_MAX"]
+__all__ = ["literal", "code", "plot_text", "URL_VALUE_MAX"]
 
 URL_VALUE_MAX = 80  # a value from a link is shown at most this long
 _PUNCTUATION = re.compile(r"([!-/:-@\[-`{-~])")  # every ASCII punctuation character, which Markdown may use
@@ -24,6 +24,13 @@ def literal(value: object, limit: int | None = None) -> str:
     if limit is not None and len(text) > limit:
         text = text[:limit] + "…"
     return _PUNCTUATION.sub(r"\\\1", _AUTOLINK.sub(ZERO_WIDTH_SPACE, text))
+
+
+def code(value: object) -> str:
+    """str(value) as a Markdown code span (a path, an id): shown as it is, whatever backticks it holds."""
+    text = str(value)
+    fence = "`" * (max((len(run) for run in re.findall(r"`+", text)), default=0) + 1)
+    return f"{fence} {text} {fence}"  # CommonMark drops one space on each side
 
 
 def plot_text(value: object) -> str:

@@ -18,7 +18,7 @@ from ui.charts import EPOCH_AXIS, LEGEND_ON_TOP
 from ui.format import STATUS_ICONS, fmt_duration
 from ui.i18n import label, status_word, t
 from ui.live import run_snapshot
-from ui.text import literal
+from ui.text import code, literal
 
 __all__ = ["RunView", "build_view", "start_form", "draw_run"]
 
@@ -150,7 +150,7 @@ def _outcome(store: RunStore, run: Run) -> None:
     else:
         st.error(f"{status_word(run.status)}: {literal(run.message)}")
     if run.checkpoint:
-        st.caption(t("train.checkpoint", path=literal(run.checkpoint)))
+        st.caption(t("train.checkpoint", path=code(run.checkpoint)))
     if run.status in RESUMABLE and run.epoch < run.config.epochs:
         _resume_button(store, run)
 
