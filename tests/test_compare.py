@@ -68,3 +68,34 @@ def test_a_re_run_reproduces_the_run(small_mnist):
         runs.append((np.array([e.loss for e in events.of(StepEvent)]), [h.val_acc for h in result.history]))
     np.testing.assert_allclose(runs[0][0], runs[1][0], rtol=1e-5, atol=1e-6)
     assert runs[0][1] == runs[1][1]
+
+
+def test_compare_charts_and_table_read_well(store):
+    """One distinct colour per run, facet titles without "=", whole epochs on the epoch axis, the legend
+    above the charts, and a table that starts with the results, its numbers formatted."""
+    import json
+    cfg = TrainConfig()
+    fake_run(store, cfg, "alpha", [2.0, 1.5, 1.0], [0.81234567, 0.9])
+    fake_run(store, cfg.with_(learning_rate=0.2345330992937088), "beta", [2.2, 1.2], [0.85, 0.86])
+    at = page("compare")
+    at.radio(key="compare_axis").set_value("epoch").run()
+    assert not at.exception, [e.value for e in at.exception]
+    fig = json.loads(at.get("plotly_chart")[0].proto.spec)
+    colours = {trace["name"]: trace["line"]["color"] for trace in fig["data"]}
+    assert len(set(colours.values())) == len(colours) == 2
+    titles = [a["text"] for a in fig["layout"]["annotations"]]
+    assert titles and not any(t.startswith("=") or "metric" in t for t in titles)
+    assert fig["layout"]["xaxis"]["dtick"] == 1 and fig["layout"]["legend"]["y"] > 1
+    table = at.dataframe[0].value
+    assert list(table.index[:3]) == ["status", "epochs done", "best val acc"]
+    row = table.loc["Learning rate"].tolist()
+    assert "0.2345" in row and "0.2345330992937088" not in row and sorted(table.loc["best val acc"]) == ["86.00%", "90.00%"]
+
+
+def test_the_runs_page_shows_settings_as_a_table_not_raw_json(store):
+    fake_run(store, TrainConfig(), "alpha", [2.0], [0.8])
+    at = page("runs")
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.json  # no collapsed {...}
+    settings = at.dataframe[1].value
+    assert "Learning rate" in settings.iloc[:, 0].tolist() and len(at.dataframe[0].value.columns) <= 8

@@ -133,3 +133,18 @@ def test_losing_a_start_race_shows_why_and_the_run_that_won(store, monkeypatch):
     assert next(b for b in at.button if "Start" in b.label).disabled
     assert [r.name for r in store.list_runs()] == ["the winner"]  # this Start added nothing
     store.finish(store.list_runs()[0].id, "stopped", "test over")
+
+
+def test_every_status_on_the_train_page_says_the_same(store):
+    """While paused: heading, progress and sidebar say paused; the run selector says no status at all (it
+    would go stale while the view polls)."""
+    run_id = store.create_run(TrainConfig(network="mlp"), name="lesson", source="cli")
+    store.update(run_id, status="paused", heartbeat=__import__("time").time(), step=40, total_steps=213, epoch=1)
+    at = page("train")
+    assert not at.exception, [e.value for e in at.exception]
+    assert any("lesson" in s.value and "paused" in s.value for s in at.subheader)
+    sidebar_progress = [p.proto.text for p in at.sidebar.get("progress")]
+    assert sidebar_progress and all(text.startswith("paused") for text in sidebar_progress)
+    options = at.selectbox[0].options
+    assert options and not any(word in o for o in options for word in ("running", "starting", "paused"))
+    store.finish(run_id, "stopped", "test over")
