@@ -19,11 +19,12 @@ run = pick_trained_run(t("draw.model"), key="draw_run")
 left, mid, right = st.columns([3, 2, 3])
 with left:
     width = st.slider(t("draw.stroke_width"), 8, 40, 22, key="stroke")
-    if st.button("🧹 " + t("draw.clear")):
-        st.session_state["canvas_gen"] = st.session_state.get("canvas_gen", 0) + 1
+    # Cleared in the browser by the canvas's own 🗑 (reset): a Clear button here replaced the canvas on the
+    # next rerun, and a stroke begun before that rerun landed (~0.3 s, longer under training load) was lost.
+    st.caption(t("draw.clear_hint"))
     canvas = st_canvas(stroke_width=width, stroke_color="#FFFFFF", background_color="#000000", height=280,
                        width=280, drawing_mode="freedraw", update_streamlit=True, return_image_data=True,
-                       key=f"canvas_{st.session_state.get('canvas_gen', 0)}")
+                       key="canvas")
 try:
     digit = to_mnist(canvas.image_data if canvas is not None else None)
 except DrawingError as e:

@@ -115,10 +115,10 @@ def test_train_live_reload_second_browser_evaluate_and_draw(server, browser):
     canvas = page.locator("canvas.upper-canvas").first  # 0.13 renders in the page (no iframe)
     expect(canvas).to_be_visible(timeout=60_000)
     expect(page.get_by_text("canvas is empty")).to_be_visible(timeout=30_000)
-    box = canvas.bounding_box()
-    x0, y0, s = box["x"], box["y"], box["width"] / 280
-
     def stroke(points):
+        canvas.scroll_into_view_if_needed()
+        box = canvas.bounding_box()
+        x0, y0, s = box["x"], box["y"], box["width"] / 280
         page.mouse.move(x0 + points[0][0] * s, y0 + points[0][1] * s)
         page.mouse.down()
         for x, y in points[1:]:
@@ -137,6 +137,20 @@ def test_train_live_reload_second_browser_evaluate_and_draw(server, browser):
     expect(page.get_by_text("saliency (red) on the input").first).to_be_visible(timeout=60_000)
     expect(page.get_by_text("First-layer filters").first).to_be_visible()
     shot(page, "7-inside-the-network")
+
+    # Clear, then draw at once (no drawing may be lost): the canvas clears itself in the browser, so the stroke
+    # that follows cannot be wiped by a rerun that replaces the canvas.
+    canvas.scroll_into_view_if_needed()
+    drawn_on = canvas.element_handle()
+    page.get_by_role("button", name="Reset canvas & history").click()
+    stroke([(70, 60), (210, 60), (165, 130), (130, 200), (115, 240)])
+    page.wait_for_timeout(3000)
+    assert drawn_on.evaluate("e => e.isConnected")  # the same canvas: clearing did not replace it
+    ink = page.locator("canvas.dc-canvas.lower-canvas").first.evaluate(
+        "c => { const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data; let n = 0;"
+        " for (let i = 0; i < d.length; i += 4) if (d[i] > 128) n++; return n; }")
+    assert ink > 500, ink
+    expect(page.get_by_text("Prediction: 7")).to_be_visible(timeout=30_000)
 
     page.goto(server + "/configure?epochs=3")  # a second run with the same settings, to compare the two
     expect(page.get_by_text("Configuration is valid")).to_be_visible(timeout=60_000)
