@@ -10,7 +10,7 @@ from core.config import NETWORKS, OPTIMIZERS, STYLES, MODES
 from core.runs.store import RunBusy
 from ui.charts import EPOCH_AXIS, LEGEND_ON_TOP, RUN_COLOURS, facet_titles_without_names
 from ui.format import readable, run_label
-from ui.i18n import status_word, t
+from ui.i18n import say, status_word, t
 from ui.session import get_store
 from ui.text import literal, plot_text
 
@@ -97,6 +97,6 @@ if st.button("🔁 " + t("compare.rerun"), key="rerun", disabled=busy is not Non
         st.session_state["run_id"] = run_id
         st.switch_page("app_pages/train.py")
     except RunBusy as e:
-        st.error(literal(e))
+        st.error(say(e))
     except (ValueError, OSError) as e:
-        st.error(t("train.could_not_start", error=literal(e)))
+        st.error(t("train.could_not_start", error=say(e)))

@@ -8,7 +8,7 @@ from core.data.folders import validate_mnist_dir
 from core.data.download_job import DownloadJob
 from core.data.idx import DataError
 from ui.charts import DIGITS, digit_axis
-from ui.i18n import t
+from ui.i18n import say, t
 from ui.pipeline_view import on_common_scale
 from ui.session import check_user_path, default_download_dir, get_config, set_config, split_arrays
 from ui.text import code, literal
@@ -35,7 +35,7 @@ elif source == "folder":
         try:
             use(str(validate_mnist_dir(check_user_path(path)).root))
         except DataError as e:
-            st.error(literal(e))
+            st.error(say(e))
 elif source == "download":
     target = st.text_input(t("data.download_into"), value=str(default_download_dir()), key="download_target")
     job: DownloadJob | None = st.session_state.get("download")
@@ -43,7 +43,7 @@ elif source == "download":
         try:
             st.session_state["download"] = DownloadJob.start(check_user_path(target))
         except DataError as e:
-            st.error(literal(e))
+            st.error(say(e))
             st.stop()
         st.rerun()
 
@@ -70,12 +70,12 @@ elif source == "download":
         if st.button(t("data.use_it")):
             use(str(job.target.expanduser().resolve()))
     elif job and job.state in ("failed", "cancelled"):
-        st.error(literal(job.error))
+        st.error(say(job.error))
 
 try:
     folder = validate_mnist_dir(config.data_dir)
 except DataError as e:
-    st.error(t("data.unusable", error=literal(e)))
+    st.error(t("data.unusable", error=say(e)))
     st.stop()
 st.caption(t("data.in_use", root=code(folder.root), n_train=folder.train_count)
            + (t("data.n_test", n=folder.test_count) if folder.has_test else t("data.no_test")))

@@ -8,7 +8,7 @@ from core.app import model_service
 from core.model.checkpoint import CheckpointError
 from core.data.drawing import DrawingError, to_mnist
 from ui.charts import DIGITS, digit_axis
-from ui.i18n import t
+from ui.i18n import say, t
 from ui.runs import pick_trained_run
 from ui.inside import render_inside
 from ui.text import literal
@@ -36,7 +36,7 @@ with mid:
 try:
     probs = model_service.predict(run.checkpoint, digit[None])[0]
 except CheckpointError as e:
-    st.error(literal(e))
+    st.error(say(e))
     st.stop()
 with right:
     best = int(np.argmax(probs))

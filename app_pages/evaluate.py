@@ -9,7 +9,7 @@ from core.data.folders import validate_mnist_dir
 from core.data.idx import DataError
 from core.app import model_service
 from ui.charts import DIGITS, digit_axis
-from ui.i18n import t
+from ui.i18n import say, t
 from ui.runs import pick_trained_run
 from ui.session import check_user_path, split_arrays
 from ui.inside import render_inside
@@ -23,7 +23,7 @@ try:
     chosen = data_dir or run.config.data_dir  # None: the bundled data
     folder = validate_mnist_dir(check_user_path(chosen) if chosen else None)
 except DataError as e:
-    st.error(literal(e))
+    st.error(say(e))
     st.stop()
 splits = (["test"] if folder.has_test else []) + ["validation"]
 split = st.radio(t("evaluate.split"), splits, horizontal=True, key="eval_split",
@@ -40,7 +40,7 @@ if "eval_report" not in st.session_state:
             st.session_state["eval_report"] = model_service.evaluate(run.checkpoint, str(folder.root), split)
             st.session_state["eval_key"] = key
     except (CheckpointError, DataError, ValueError) as e:
-        st.error(literal(e))
+        st.error(say(e))
         st.stop()
 r = st.session_state["eval_report"]
 c = st.columns(3)

@@ -10,7 +10,7 @@ from core.model.checkpoint import CheckpointError
 from core.model.export import FORMATS
 from core.runs.store import RunBusy
 from ui.format import fmt_duration, readable, run_label
-from ui.i18n import label, status_word, t
+from ui.i18n import label, say, status_word, t
 from ui.session import get_store
 from ui.text import literal
 
@@ -28,7 +28,7 @@ with st.expander("⬆️ " + t("runs.upload"), expanded=not runs):
             st.success(t("runs.added", run_id=run_id))
             runs = store.list_runs()
         except CheckpointError as e:
-            st.error(literal(e))
+            st.error(say(e))
 
 if not runs:
     st.info(t("runs.no_runs"))
@@ -55,7 +55,7 @@ def export_buttons(run) -> None:
                 st.session_state["exported"] = (run.id, fmt, model_service.export(run.checkpoint, fmt,
                                                                                  store.export_dir(run.id)))
         except (CheckpointError, OSError, RuntimeError, ValueError) as e:
-            st.error(t("runs.export_failed", error=literal(e)))
+            st.error(t("runs.export_failed", error=say(e)))
     done = st.session_state.get("exported")
     if done and done[0] == run.id and done[1] == fmt and done[2].exists():
         st.download_button("⬇️ " + t("runs.download_file", name=done[2].name), done[2].read_bytes(),
@@ -67,7 +67,7 @@ run = st.selectbox(t("train.run"), runs, format_func=run_label, key="runs_select
 st.dataframe(pd.DataFrame([{t("runs.setting"): t(f"configure.f_{k}"), t("runs.value"): readable(v)}
                            for k, v in run.config.to_dict().items()]), hide_index=True, width="stretch")
 st.caption(t("runs.run_id", run_id=run.id))
-st.caption(literal(run.message))
+st.caption(say(run))
 a, b, c = st.columns(3)
 with a:
     new_name = st.text_input(t("runs.name"), value=run.name, key=f"name_{run.id}")
@@ -76,7 +76,7 @@ with a:
             store.rename(run.id, new_name)
             st.rerun()
         except ValueError as e:
-            st.error(literal(e))
+            st.error(say(e))
 with b:
     if st.button(t("runs.open_on_train")):
         st.session_state["run_id"] = run.id
@@ -95,4 +95,4 @@ with c:
             store.delete(run.id)
             st.rerun()
         except RunBusy as e:
-            st.error(literal(e))
+            st.error(say(e))

@@ -2,8 +2,8 @@
 
 Keys are "<section>.<name>" (a section per page); values are str.format templates. Pages never hold a
 user-facing string of their own: they call ui.i18n.t(key, **values). Config errors come from here
-too (TrainConfig.errors(lang)); other messages made by core (data checks, run logs) stay in English: the
-command line and the logs share them.
+too (TrainConfig.errors(lang)), and so does what core says to people ([messages], core.messages): its
+errors and a run's outcome; the command line and the logs use their English.
 """
 from __future__ import annotations
 

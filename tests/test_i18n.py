@@ -165,3 +165,26 @@ def test_core_notices_and_layer_warnings_are_in_the_users_language(store):
     weights = page("weights", {"lang": "zh"})
     assert any("classifier.0.weight" in w.value and "停止学习" in w.value for w in weights.warning)
     assert not any("stopped learning" in w.value for w in weights.warning)
+
+
+def test_core_errors_and_run_outcomes_are_in_the_users_language(store, tmp_path, small_mnist):
+    """A folder check's error and a finished run's outcome, made by core, read in Chinese on a Chinese page
+    (with the user's path shown literally), and in English on the command line (str)."""
+    from core.data.folders import validate_mnist_dir
+    from core.data.idx import DataError
+    from core.messages import Message
+    missing = tmp_path / "no_such_folder"
+    with pytest.raises(DataError) as e:
+        validate_mnist_dir(missing)
+    assert str(e.value).startswith(f"The folder {missing} does not exist")
+    at = page("data", {"lang": "zh"})
+    at.radio(key="data_source").set_value("folder").run()
+    at.text_input(key="folder_path").input(str(missing)).run()
+    next(b for b in at.button if b.label == "使用此文件夹").click().run()
+    assert any("不存在" in e.value and "no\\_such\\_folder" in e.value for e in at.error), [e.value for e in at.error]
+    run_id = store.create_run(TrainConfig(network="mlp"), source="cli")
+    store.finish(run_id, "stopped", Message("with_checkpoint", {"what": Message("stopped_at", {"step": 6}),
+                                                                 "path": "/x/model.ckpt"}))
+    assert store.get(run_id).message == "stopped by request at step 6; checkpoint: /x/model.ckpt"
+    train = page("train", {"lang": "zh"})
+    assert any("应请求在第 6 步停止" in w.value for w in train.warning), [w.value for w in train.warning]

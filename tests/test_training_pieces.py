@@ -37,7 +37,7 @@ def test_early_stopping_tracks_the_best_epoch_keeps_its_weights_and_stops_after_
     best = snapshot(net)
     assert not stopping.update(2, 0.6, net) and not stopping.should_stop
     assert not stopping.update(3, 0.5, net) and stopping.should_stop  # equal is no improvement
-    assert "did not improve for 2 epochs" in stopping.message() and "epoch 1" in stopping.message()
+    assert "did not improve for 2 epochs" in str(stopping.message()) and "epoch 1" in str(stopping.message())
     assert all(np.array_equal(best[k], v) for k, v in stopping.best_weights.items())
 
 

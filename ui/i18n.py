@@ -5,9 +5,11 @@ import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from core import i18n
+from core.messages import Message
+from core.runs.rows import Run
 from ui.text import URL_VALUE_MAX, literal
 
-__all__ = ["LANG_PARAM", "language", "t", "label", "status_word", "language_switch"]
+__all__ = ["LANG_PARAM", "language", "t", "say", "label", "status_word", "language_switch"]
 
 LANG_PARAM = "lang"  # the URL query parameter that remembers the language
 _outside_script_lang = i18n.DEFAULT
@@ -42,6 +44,15 @@ def language() -> str:
 def t(key: str, /, **values) -> str:
     """The UI text for key in this session's language (core/locales/<lang>.toml)."""
     return i18n.text(language(), key, **values)
+
+
+def say(what: object) -> str:
+    """Something core says (an error, a Message, a finished run's outcome) in this session's language, its
+    values shown literally; anything else (an error from a library) literally as it is."""
+    said = what if isinstance(what, Message) else getattr(what, "said", None)  # an Explained error, a Run
+    if isinstance(said, Message):
+        return said.say(language(), literal)
+    return literal(what.message if isinstance(what, Run) else what)
 
 
 def label(value: str) -> str:

@@ -10,8 +10,8 @@ from core.app.access import check_data_path, data_roots
 from core.config import TrainConfig
 from core.data.folders import SPLIT_FILES, MnistFolder, load_arrays, validate_mnist_dir
 from core.runs.store import RunStore, default_data_dir
+from ui.i18n import say
 from ui.server import server_exposed
-from ui.text import literal
 
 __all__ = ["get_store", "get_config", "set_config", "split_arrays", "check_user_path", "default_download_dir"]
 
@@ -27,7 +27,7 @@ def get_store() -> RunStore:
     try:
         return _store(str(default_data_dir()))
     except OSError as e:
-        st.error(literal(e))
+        st.error(say(e))
         st.stop()
 
 

@@ -16,7 +16,7 @@ from core.runs.rows import RESUMABLE, RequestNotice, Run
 from core.runs.store import RunBusy, RunStore
 from ui.charts import EPOCH_AXIS, LEGEND_ON_TOP
 from ui.format import STATUS_ICONS, fmt_duration
-from ui.i18n import label, status_word, t
+from ui.i18n import label, say, status_word, t
 from ui.live import run_snapshot
 from ui.text import code, literal
 
@@ -75,7 +75,7 @@ def start_form(store: RunStore, config: TrainConfig, active: Run | None) -> None
     with st.container(border=True):
         notice = st.session_state.pop("_train_notice", None)
         if notice:  # Start lost to a run started elsewhere: said here, while the page shows that run live
-            st.error(literal(notice))
+            st.error(say(notice))
         st.markdown(t("train.next_run", network=label(config.network), style=label(config.style),
                       mode=label(config.mode), optimizer=label(config.optimizer), lr=config.learning_rate,
                       batch=config.batch_size, epochs=config.epochs, seed=config.seed)
@@ -87,10 +87,10 @@ def start_form(store: RunStore, config: TrainConfig, active: Run | None) -> None
                 st.session_state["run_id"] = launcher.start(store, config, name=name or None)
                 st.rerun()
             except RunBusy as e:
-                st.session_state["_train_notice"] = str(e)
+                st.session_state["_train_notice"] = e.said
                 st.rerun()  # draw the page again around the run that won
             except (ValueError, OSError) as e:
-                st.error(t("train.could_not_start", error=literal(e)))
+                st.error(t("train.could_not_start", error=say(e)))
 
 
 def draw_run(store: RunStore, view: RunView) -> None:
@@ -144,11 +144,11 @@ def _progress(run: Run, training_s: float | None) -> None:
 
 def _outcome(store: RunStore, run: Run) -> None:
     if run.status in ("completed", "early_stopped"):
-        st.success(t("train.finished", message=literal(run.message)))
+        st.success(t("train.finished", message=say(run)))
     elif run.status in ("stopped",):
-        st.warning(t("train.stopped", message=literal(run.message)))
+        st.warning(t("train.stopped", message=say(run)))
     else:
-        st.error(f"{status_word(run.status)}: {literal(run.message)}")
+        st.error(f"{status_word(run.status)}: {say(run)}")
     if run.checkpoint:
         st.caption(t("train.checkpoint", path=code(run.checkpoint)))
     if run.status in RESUMABLE and run.epoch < run.config.epochs:
@@ -158,14 +158,14 @@ def _outcome(store: RunStore, run: Run) -> None:
 def _resume_button(store: RunStore, run: Run) -> None:
     why = store.resumable(run)
     if st.button("🔁 " + t("train.resume_from_checkpoint"), key="resume_run", disabled=why is not None,
-                 help=why or t("train.resume_help")):
+                 help=say(why) if why else t("train.resume_help")):
         try:
             launcher.resume(store, run.id)
             st.rerun(scope="app")
         except (RunBusy, ValueError) as e:
-            st.error(literal(e))
+            st.error(say(e))
         except OSError as e:
-            st.error(t("train.could_not_start_process", error=literal(e)))
+            st.error(t("train.could_not_start_process", error=say(e)))
 
 
 def _ranks(store: RunStore, run: Run) -> None:

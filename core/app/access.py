@@ -61,5 +61,4 @@ def check_data_path(path: str | os.PathLike, roots: list[Path] | None) -> Path:
         if resolved == root or root in resolved.parents:
             return resolved
     allowed = ", ".join(str(r) for r in roots)
-    raise DataError(f"{path} is outside the folders this server lets users read ({allowed}). Put the data "
-                    f"under one of them, or ask whoever runs the server to add its folder to {DATA_ROOTS_ENV}.")
+    raise DataError("outside_roots", path=path, allowed=allowed, env=DATA_ROOTS_ENV)

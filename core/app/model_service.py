@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from core.data.folders import validate_mnist_dir
+from core.messages import Message
 from core.model.export import export as _export
 from core.runs.store import RunStore
 from core.runtime import set_mode
@@ -121,7 +122,7 @@ def import_checkpoint(store: RunStore, data: bytes, filename: str) -> str:
     (and leaves nothing behind) when the file is empty, too big, not a checkpoint or of a foreign network."""
     from core.model import checkpoint  # deferred: MindSpore
     if len(data) > checkpoint.MAX_CHECKPOINT_BYTES:
-        raise checkpoint.CheckpointError(checkpoint.too_big(filename, len(data)))
+        raise checkpoint.too_big(filename, len(data))
     tmp = store.root / f".upload-{uuid.uuid4().hex}.ckpt"
     tmp.write_bytes(data)
     try:
@@ -135,7 +136,7 @@ def import_checkpoint(store: RunStore, data: bytes, filename: str) -> str:
         final.parent.mkdir(parents=True, exist_ok=True)
         os.replace(tmp, final)
         store.update(run_id, checkpoint=str(final), started=time.time())
-        store.finish(run_id, "completed", f"uploaded from {filename}")
+        store.finish(run_id, "completed", Message("uploaded_from", {"filename": filename}))
         return run_id
     finally:
         tmp.unlink(missing_ok=True)

@@ -12,7 +12,7 @@ __all__ = ["DownloadJob"]
 
 class DownloadJob:
     """state: running -> done | failed | cancelled. progress is the latest report (None before the first);
-    error says what went wrong. Several reruns of a page read it while the thread writes it: each field
+    error is what went wrong. Several reruns of a page read it while the thread writes it: each field
     is replaced whole, never mutated in place."""
 
     ENDED = ("done", "failed", "cancelled")
@@ -21,7 +21,7 @@ class DownloadJob:
         self.target, self.options = Path(target), options  # options: download_mnist's (mirrors, timeout, ...)
         self.state = "running"
         self.progress: Progress | None = None
-        self.error: str | None = None
+        self.error: Exception | None = None  # what went wrong (DownloadCancelled, DataError, OSError)
         self._cancel = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True, name=f"download-{self.target.name}")
 
@@ -46,9 +46,9 @@ class DownloadJob:
             download_mnist(self.target, progress=self._report, cancel=self._cancel, **self.options)
             self.state = "done"
         except DownloadCancelled as e:
-            self.error, self.state = str(e), "cancelled"
+            self.error, self.state = e, "cancelled"
         except (DataError, OSError) as e:
-            self.error, self.state = str(e), "failed"
+            self.error, self.state = e, "failed"
 
     def _report(self, p: Progress) -> None:
         self.progress = p

@@ -18,6 +18,7 @@ from typing import Callable
 
 from core.data.folders import check_split, resolve_path
 from core.data.idx import DataError
+from core.messages import Explained
 
 MIRRORS = (
     "https://ossci-datasets.s3.amazonaws.com/mnist/",
@@ -36,7 +37,7 @@ ARCHIVES = {
 CHUNK = 64 * 1024
 
 
-class DownloadCancelled(Exception):
+class DownloadCancelled(Explained):
     pass
 
 
@@ -86,7 +87,7 @@ def _fetch(url: str, part: Path, timeout: float, on_chunk: Callable[[int, int | 
             on_chunk(done, total)
             while True:
                 if cancel is not None and cancel.is_set():
-                    raise DownloadCancelled("Download cancelled; the partial file is kept to resume later.")
+                    raise DownloadCancelled("download_cancelled")
                 block = resp.read(CHUNK)
                 if not block:
                     break
@@ -156,14 +157,12 @@ def download_mnist(target: str | os.PathLike, mirrors: tuple[str, ...] = MIRRORS
                 if archive.exists():
                     break
         if not archive.exists():
-            raise DataError(f"Could not download {name}. Tried:\n  " + "\n  ".join(errors) +
-                            "\nCheck the network connection or give another mirror; partial data is kept "
-                            "and the next attempt resumes it.")
+            raise DataError("download_failed", name=name, tried="\n  ".join(errors))
         try:
             _gunzip_atomic(archive, final)
         except (OSError, EOFError, gzip.BadGzipFile) as e:
             archive.unlink(missing_ok=True)
-            raise DataError(f"{name} could not be unpacked ({e}); it was deleted, download again.") from None
+            raise DataError("unpack_failed", name=name, why=str(e)) from None
         if not keep_archives:
             archive.unlink()
     if not any(cache.iterdir()):

@@ -5,27 +5,29 @@ from __future__ import annotations
 import numpy as np
 from PIL import Image
 
+from core.messages import Explained
+
 # A click paints a disc as wide as the stroke (8 to 40 px on the 280 px canvas: 50 to 1,300 pixels), so a
 # pixel count cannot tell a dot from a digit; its extent can: a digit spans more than this share of the canvas.
 MIN_EXTENT = 0.15
 
 
-class DrawingError(ValueError):
+class DrawingError(Explained, ValueError):
     """The drawing cannot be read as a digit; the message says what to do."""
 
 
 def to_mnist(rgba: np.ndarray) -> np.ndarray:
     """Canvas RGBA (H, W, 4), white ink on black -> uint8 (28, 28). Raises DrawingError if there is no digit."""
     if rgba is None or rgba.ndim != 3:
-        raise DrawingError("The canvas is empty: draw a digit, then it will be read.")
+        raise DrawingError("canvas_empty")
     rgb = rgba[:, :, :3].astype(np.float32)
     ink = rgb.max(axis=2) * (rgba[:, :, 3].astype(np.float32) / 255.0 if rgba.shape[2] == 4 else 1.0)
     mask = ink > 30
     if not mask.any():
-        raise DrawingError("The canvas is empty: draw a digit, then it will be read.")
+        raise DrawingError("canvas_empty")
     rows, cols = np.flatnonzero(mask.any(1)), np.flatnonzero(mask.any(0))
     if max(rows[-1] - rows[0] + 1, cols[-1] - cols[0] + 1) < MIN_EXTENT * max(mask.shape):
-        raise DrawingError("That is only a dot: draw a whole digit.")
+        raise DrawingError("only_a_dot")
     crop = ink[rows[0]:rows[-1] + 1, cols[0]:cols[-1] + 1]
     h, w = crop.shape
     scale = 20.0 / max(h, w)

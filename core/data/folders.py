@@ -39,8 +39,7 @@ def resolve_path(path: str | os.PathLike) -> Path:
     try:
         return Path(path).expanduser().resolve()
     except (RuntimeError, OSError) as e:  # Python 3.11 raises RuntimeError("Symlink loop from ...")
-        raise DataError(f"{path} cannot be used: it is a loop of symbolic links (or leads into one). "
-                        "Give the real folder instead.") from e
+        raise DataError("path_loop", path=path) from e
 
 
 def resolve_data_dir(data_dir: str | os.PathLike | None) -> Path:
@@ -51,31 +50,27 @@ def check_split(root: Path, split: str) -> int:
     folder = root / split
     images_name, labels_name = SPLIT_FILES[split]
     if not folder.is_dir():
-        raise DataError(f"{root} has no '{split}' folder. Expected {folder}/{images_name} and "
-                        f"{folder}/{labels_name} (the layout of MindSpore's quick start).")
+        raise DataError("no_split_folder", root=root, split=split, folder=folder, images=images_name,
+                        labels=labels_name)
     try:
         names = sorted(os.listdir(folder))
     except PermissionError:
-        raise DataError(f"Cannot list {folder}: permission denied. Make it readable.") from None
+        raise DataError("folder_permission", folder=folder) from None
     for stem in (images_name, labels_name):
         # MnistDataset picks files by substring, so a leftover archive would be read as data.
         extras = [n for n in names if stem in n and n != stem]
         if extras:
             if stem not in names and any(n == stem + ".gz" for n in extras):
-                raise DataError(f"{folder} has {stem}.gz but not {stem}: unpack it with "
-                                f"`gunzip {folder / (stem + '.gz')}`.")
-            raise DataError(f"{folder} holds {', '.join(extras)} next to {stem}. MindSpore matches MNIST "
-                            "file names by substring and would read it too: delete or move it.")
+                raise DataError("only_gz", folder=folder, stem=stem, archive=folder / (stem + ".gz"))
+            raise DataError("extra_files", folder=folder, extras=", ".join(extras), stem=stem)
         if stem not in names:
-            raise DataError(f"{folder} lacks {stem}. Put the MNIST file of that name there "
-                            "(unpacked, not .gz).")
+            raise DataError("missing_file", folder=folder, stem=stem)
     n_images = read_header(folder / images_name, IMAGE_MAGIC).count
     n_labels = read_header(folder / labels_name, LABEL_MAGIC).count
     if n_images != n_labels:
-        raise DataError(f"{folder}: {n_images:,} images but {n_labels:,} labels. The two files come from "
-                        "different sets: replace them with a matching pair.")
+        raise DataError("count_mismatch", folder=folder, images=n_images, labels=n_labels)
     if n_images == 0:
-        raise DataError(f"{folder} holds no images. Use a folder with MNIST data in it.")
+        raise DataError("no_images", folder=folder)
     read_labels(folder / labels_name)  # refuses labels outside 0-9, which MindSpore would fail on later
     return n_images
 
@@ -84,16 +79,15 @@ def validate_mnist_dir(data_dir: str | os.PathLike | None, require_test: bool = 
     """Check a MNIST folder thoroughly; raise DataError with an actionable message if anything is off."""
     root = resolve_data_dir(data_dir)
     if not root.exists():
-        raise DataError(f"The folder {root} does not exist. Check the path, or download MNIST into it.")
+        raise DataError("folder_missing", root=root)
     if not root.is_dir():
-        raise DataError(f"{root} is a file, not a folder. Give the folder that contains train/ and test/.")
+        raise DataError("not_a_folder", root=root)
     try:
         entries = os.listdir(root)
     except PermissionError:
-        raise DataError(f"Cannot list {root}: permission denied. Make it readable.") from None
+        raise DataError("folder_permission", folder=root) from None
     if not entries:
-        raise DataError(f"The folder {root} is empty. Put MNIST's train/ and test/ folders in it, "
-                        "or download MNIST into it.")
+        raise DataError("folder_empty", root=root)
     train_count = check_split(root, "train")
     test_count = None
     if (root / "test").exists() or require_test:

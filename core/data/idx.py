@@ -8,12 +8,14 @@ from pathlib import Path
 
 import numpy as np
 
+from core.messages import Explained
+
 IMAGE_MAGIC = 2051  # 0x00000803: unsigned byte, 3 dimensions
 LABEL_MAGIC = 2049  # 0x00000801: unsigned byte, 1 dimension
 IMAGE_SIDE = 28
 
 
-class DataError(ValueError):
+class DataError(Explained, ValueError):
     """A data problem a person can fix; the message says what is wrong and what to do."""
 
 
@@ -30,35 +32,28 @@ def read_header(path: Path, expected_magic: int) -> IdxHeader:
         with open(path, "rb") as f:
             head = f.read(16 if expected_magic == IMAGE_MAGIC else 8)
     except PermissionError:
-        raise DataError(f"Cannot read {path}: permission denied. Make it readable (e.g. `chmod a+r {path}`).") from None
+        raise DataError("file_permission", path=path) from None
     except OSError as e:
-        raise DataError(f"Cannot read {path}: {e.strerror}. Check the file and try again.") from None
+        raise DataError("file_unreadable", path=path, why=e.strerror or str(e)) from None
     if len(head) < 8:
-        raise DataError(f"{path} is too short to be an MNIST {kind} file ({len(head)} bytes). "
-                        "Download it again.")
+        raise DataError(f"idx_too_short_{kind}", path=path, n=len(head))
     magic, count = struct.unpack(">II", head[:8])
     if magic != expected_magic:
-        hint = ""
-        if head[:2] == b"\x1f\x8b":
-            hint = " It looks gzip-compressed: unpack it with `gunzip`."
-        elif magic in (IMAGE_MAGIC, LABEL_MAGIC):
-            hint = " It looks like the other kind of MNIST file: check that images and labels are not swapped."
-        raise DataError(f"{path} is not an MNIST {kind} file: magic number {magic:#010x}, "
-                        f"expected {expected_magic:#010x}.{hint}")
+        why = "gzip" if head[:2] == b"\x1f\x8b" else "swapped" if magic in (IMAGE_MAGIC, LABEL_MAGIC) else "other"
+        raise DataError(f"idx_magic_{kind}_{why}", path=path, magic=magic, expected=expected_magic)
     size = os.path.getsize(path)
     if expected_magic == IMAGE_MAGIC:
         if len(head) < 16:
-            raise DataError(f"{path} is truncated inside its header. Download it again.")
+            raise DataError("idx_header_truncated", path=path)
         rows, cols = struct.unpack(">II", head[8:16])
         if (rows, cols) != (IMAGE_SIDE, IMAGE_SIDE):
-            raise DataError(f"{path} holds {rows}x{cols} images; MNIST images are 28x28.")
+            raise DataError("idx_not_28x28", path=path, rows=rows, cols=cols)
         expected = 16 + count * IMAGE_SIDE * IMAGE_SIDE
     else:
         expected = 8 + count
     if size != expected:
-        state = "truncated" if size < expected else "longer than its header says"
-        raise DataError(f"{path} is {state}: {size:,} bytes, the header promises {expected:,} "
-                        f"({count:,} {kind}s). Download it again.")
+        raise DataError(f"idx_{'truncated' if size < expected else 'too_long'}_{kind}", path=path, size=size,
+                        expected=expected, count=count)
     return IdxHeader(magic, count)
 
 
@@ -74,9 +69,7 @@ def read_labels(path: Path) -> np.ndarray:
     labels = np.fromfile(path, dtype=np.uint8, offset=8)
     bad = np.flatnonzero(labels > 9)
     if len(bad):
-        raise DataError(f"{path} holds label {int(labels[bad[0]])} (sample {int(bad[0])}; {len(bad):,} such labels "
-                        "in all), but MNIST labels are the digits 0 to 9. This is not an MNIST labels file, or it "
-                        "is damaged: replace it.")
+        raise DataError("idx_label_range", path=path, label=int(labels[bad[0]]), sample=int(bad[0]), n=len(bad))
     assert labels.size == header.count
     return labels
 

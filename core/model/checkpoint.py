@@ -11,6 +11,7 @@ import mindspore.nn as nn
 import numpy as np
 
 from core.config import ConfigError, NETWORKS, TrainConfig
+from core.messages import Explained
 from core.model.networks import build_network
 
 CONFIG_KEY = "studio_config"
@@ -20,7 +21,7 @@ META_KEY = "studio_meta"
 MAX_CHECKPOINT_BYTES = 50_000_000
 
 
-class CheckpointError(ValueError):
+class CheckpointError(Explained, ValueError):
     """A checkpoint that cannot be used; the message says why and what to do."""
 
 
@@ -62,9 +63,7 @@ def infer_network(params: dict) -> str:
         expected = {p.name: tuple(p.shape) for p in build_network(name).get_parameters()}
         if expected == shapes:
             return name
-    raise CheckpointError("This checkpoint does not match LeNet-5 or the MLP (its parameters are "
-                          f"{', '.join(f'{k}{list(v)}' for k, v in list(shapes.items())[:6])}...). "
-                          "Upload a checkpoint saved from one of these networks.")
+    raise CheckpointError("ckpt_foreign", params=", ".join(f"{k}{list(v)}" for k, v in list(shapes.items())[:6]))
 
 
 def read(path: str | os.PathLike, name: str | None = None) -> dict:
@@ -73,23 +72,21 @@ def read(path: str | os.PathLike, name: str | None = None) -> dict:
     path = Path(path)
     name = name or path.name
     if not path.exists():
-        raise CheckpointError(f"The checkpoint {path} no longer exists on disk. It may have been deleted; "
-                              "retrain the run or upload the checkpoint again.")
+        raise CheckpointError("ckpt_gone", path=path)
     size = path.stat().st_size
     if size == 0:
-        raise CheckpointError(f"{name} is empty (0 bytes). Upload a MindSpore .ckpt file.")
+        raise CheckpointError("ckpt_empty", name=name)
     if size > MAX_CHECKPOINT_BYTES:
-        raise CheckpointError(too_big(name, size))
+        raise too_big(name, size)
     try:
         return ms.load_checkpoint(str(path))
     except (ValueError, RuntimeError, TypeError, OSError) as e:
         why = str(e).splitlines()[0].replace(str(path), name)
-        raise CheckpointError(f"{name} is not a readable MindSpore checkpoint ({why}). "
-                              "Upload a .ckpt file written by mindspore.save_checkpoint.") from None
+        raise CheckpointError("ckpt_unreadable", name=name, why=why) from None
 
 
-def too_big(name: str, size: int) -> str:
-    return f"{name} is {size / 1e6:.1f} MB, more than the {MAX_CHECKPOINT_BYTES / 1e6:.0f} MB limit for these networks."
+def too_big(name: str, size: int) -> "CheckpointError":
+    return CheckpointError("ckpt_too_big", name=name, mb=size / 1e6, limit=MAX_CHECKPOINT_BYTES / 1e6)
 
 
 def load(path: str | os.PathLike, name: str | None = None) -> LoadedModel:
@@ -102,7 +99,7 @@ def load(path: str | os.PathLike, name: str | None = None) -> LoadedModel:
         try:
             config = TrainConfig.from_json(str(params.pop(CONFIG_KEY))).validate()
         except (ConfigError, ValueError, TypeError) as e:
-            raise CheckpointError(f"{name} carries an unreadable config ({e}).") from None
+            raise CheckpointError("ckpt_bad_config", name=name, why=str(e)) from None
         try:
             meta = json.loads(str(params.pop(META_KEY, "{}")))
         except ValueError:
@@ -125,11 +122,10 @@ def load(path: str | os.PathLike, name: str | None = None) -> LoadedModel:
         extra = sorted(set(got) - set(expected))
         if extra:
             detail.append(f"unexpected {', '.join(extra[:4])}")
-        raise CheckpointError(f"{name} does not fit the {config.network} network: "
-                              f"{'; '.join(detail)}. Was it saved from another architecture or number of classes?")
+        raise CheckpointError("ckpt_misfit", name=name, network=config.network, detail="; ".join(detail))
     not_loaded, _ = ms.load_param_into_net(net, params, strict_load=True)
     if not_loaded:
-        raise CheckpointError(f"{name}: parameters {not_loaded} could not be loaded.")
+        raise CheckpointError("ckpt_not_loaded", name=name, params=str(not_loaded))
     net.set_train(False)
     return LoadedModel(net, config, meta, Path(path))
 
@@ -138,6 +134,4 @@ def check_finite(model: LoadedModel, name: str) -> None:
     """CheckpointError when a weight is NaN or infinite: such a model predicts nonsense ("0 (nan%)")."""
     bad = [p.name for p in model.net.get_parameters() if not np.isfinite(p.asnumpy()).all()]
     if bad:
-        raise CheckpointError(f"{name} holds weights that are not finite numbers (NaN or infinity) in "
-                              f"{', '.join(bad[:4])}: the run that saved it diverged. Upload a checkpoint of a "
-                              "run that trained soundly.")
+        raise CheckpointError("ckpt_not_finite", name=name, params=", ".join(bad[:4]))

@@ -8,6 +8,7 @@ import numpy as np
 from core.data.folders import MnistFolder, load_labels, stratified_split
 from core.data.pipeline import create_dataset, preprocess_numpy
 from core.model.losses import build_loss
+from core.messages import ExplainedValueError
 from core.model.metrics import Report, report, softmax
 
 __all__ = ["NetWithLoss", "evaluate_batches", "evaluation_set", "evaluate", "predict"]
@@ -42,18 +43,15 @@ def evaluation_set(folder: MnistFolder, split: str, val_fraction: float) -> tupl
     """(file split, indices) for "test" or "validation" (the run's held-out part of the training file)."""
     if split == "test":
         if not folder.has_test:
-            raise ValueError(f"{folder.root} has no test split. Evaluate on the validation split, or use a "
-                             "MNIST folder with test/ (e.g. one made by `python -m core.download`).")
+            raise ExplainedValueError("no_test_split", root=folder.root)
         return "test", None
     if split == "validation":
         labels = load_labels(folder, "train")
         _, val_idx = stratified_split(labels, val_fraction)
         if len(val_idx) == 0 and val_fraction <= 0:
-            raise ValueError("this run used no validation split (val_fraction 0): evaluate on a test split")
+            raise ExplainedValueError("no_validation_split")
         if len(val_idx) == 0:
-            raise ValueError(f"this run's validation split is empty: {val_fraction:g} of the {len(labels):,} "
-                             "training images rounds to no image of any digit. Evaluate on a test split, or train "
-                             "on a folder with more images.")
+            raise ExplainedValueError("empty_validation_split", fraction=val_fraction, n=len(labels))
         return "train", val_idx
     raise ValueError(f"unknown split {split!r}; choose test or validation")
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from core.config import TrainConfig
+from core.messages import Explained, Message
 from core.model import checkpoint
 from core.runs.store import RunStore
 from core.training.events import Callback, EpochMetrics
@@ -10,7 +11,7 @@ from core.training.loop import TrainResult
 __all__ = ["CheckpointWriteError", "CheckpointWriter"]
 
 
-class CheckpointWriteError(OSError):
+class CheckpointWriteError(Explained, OSError):
     """A checkpoint could not be written (disk full, folder unwritable); the message says what is intact."""
 
 
@@ -34,11 +35,10 @@ class CheckpointWriter(Callback):
             if self.config.early_stopping and best:
                 checkpoint.save(net, self.config, self.best_path, meta)
         except OSError as e:
-            kept = (f"the checkpoint of epoch {self.saved_epoch} is intact" if self.saved_epoch is not None
-                    else "no earlier checkpoint exists")
-            raise CheckpointWriteError(
-                f"could not write the checkpoint of epoch {epoch} to {self.path.parent} ({e.strerror or e}); "
-                f"{kept}. Free disk space or make the folder writable, then resume the run.") from e
+            kept = (Message("checkpoint_intact", {"epoch": self.saved_epoch}) if self.saved_epoch is not None
+                    else Message("no_earlier_checkpoint"))
+            raise CheckpointWriteError("checkpoint_write_failed", epoch=epoch, folder=self.path.parent,
+                                       why=str(e.strerror or e), kept=kept) from e
         self.saved_epoch = epoch
         self.store.update(self.run_id, checkpoint=str(self.path))
 

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from core import PROJECT_ROOT
+from core.messages import Explained
 from core.runs.store import RunStore
 
 __all__ = ["RANK_SCRIPT", "COORDINATOR_ENV", "ClusterError", "ClusterSpec", "free_port", "check_port",
@@ -20,7 +21,7 @@ COORDINATOR_ENV = "STUDIO_COORDINATOR_PID"  # ranks stop themselves when their c
 ERROR_WORDS = ("Error", "error:", "Exception", "Traceback", "failed")
 
 
-class ClusterError(RuntimeError):
+class ClusterError(Explained, RuntimeError):
     """The cluster cannot start (port in use, msrun missing); the message says what to do."""
 
 
@@ -65,9 +66,7 @@ def check_port(addr: str, port: int) -> None:
         try:
             s.bind((addr, port))
         except OSError as e:
-            raise ClusterError(f"port {port} on {addr} is already in use ({e.strerror}): another program or "
-                               f"distributed run holds it. Choose another scheduler port (--master-port) or "
-                               "leave it unset to pick a free one.") from None
+            raise ClusterError("port_in_use", port=port, addr=addr, why=str(e.strerror or e)) from None
 
 
 def msrun_executable() -> str:
@@ -77,7 +76,7 @@ def msrun_executable() -> str:
         return str(here)
     found = shutil.which("msrun")
     if not found:
-        raise ClusterError("msrun (MindSpore's launcher) was not found: install mindspore in this environment.")
+        raise ClusterError("msrun_missing")
     return found
 
 

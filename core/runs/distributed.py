@@ -25,6 +25,7 @@ from core.runs.heartbeat import Heartbeat
 from core.runs.processes import kill_tree, pid_alive
 from core.runs.rows import Run
 from core.runs.store import RunStore
+from core.messages import Message
 from core.runtime import child_environment
 from core.training.events import Callback, CallbackList
 
@@ -61,15 +62,16 @@ def _msrun_or_fail(store: RunStore, run: Run, spec: ClusterSpec) -> tuple[list[s
     problems = spec.errors(run.config.workers)
     if problems:
         message = "; ".join(f"{k}: {v}" for k, v in problems.items())
-        store.finish(run.id, "failed", message)
-        raise ClusterError(message)
+        error = ClusterError("cluster_spec", problems=message)
+        store.finish(run.id, "failed", error.said)
+        raise error
     try:
         port = spec.master_port or free_port(spec.master_addr)
         if spec.node_rank == 0:
             check_port(spec.master_addr, port)
         return msrun_command(run.id, store, run.config.workers, spec, port), port
     except ClusterError as e:
-        store.finish(run.id, "failed", str(e))
+        store.finish(run.id, "failed", e.said)
         store.log(run.id, f"failed: {e}")
         raise
 
@@ -127,13 +129,11 @@ def _judge_end(store: RunStore, run_id: str, code: int, logs: Path, is_master: b
         # Judged by the ranks, not msrun's exit code: when host 0 is this very machine (a loopback
         # rehearsal), msrun also tries, and fails, to start a second scheduler here.
         state = states.pop()
-        store.finish(run_id, state, f"this host's workers ended ({state}); host 0 (node rank 0) records the "
-                                    "run's metrics and checkpoints")
+        store.finish(run_id, state, Message("host_ranks_ended", {"status": state}))
         return
     why = "; ".join(f"rank {r.rank}: {last_error(rank_log(logs, r.rank))}" for r in ranks
                     if r.state not in DONE_STATES)
-    _fail(store, run_id, f"the workers ended (msrun exit code {code}) before the run finished: "
-                         f"{why or last_error(logs / 'msrun.log')}")
+    _fail(store, run_id, Message("ranks_ended_early", {"code": code, "why": why or last_error(logs / "msrun.log")}))
 
 
 def _end_all(store: RunStore, run_id: str, proc, host: str) -> str:
@@ -144,7 +144,7 @@ def _end_all(store: RunStore, run_id: str, proc, host: str) -> str:
             store.set_rank(run_id, r.rank, state="stopped", message="ended with the coordinator")
     current = store.get(run_id)
     if current is not None and current.active:
-        store.finish(run_id, "stopped", "stopped: the coordinating process was interrupted; every worker was ended")
+        store.finish(run_id, "stopped", Message("coordinator_interrupted"))
     return "stopped"
 
 
@@ -188,22 +188,21 @@ def _fail_reported(store: RunStore, run_id: str, failed, dead: list) -> None:
         store.set_rank(run_id, d.rank, state="stopped", message=f"ended because rank {failed.rank} failed")
     current = store.get(run_id)
     if current is not None and current.active:
-        _fail(store, run_id, f"worker rank {failed.rank} failed: {failed.message}")
+        _fail(store, run_id, Message("rank_failed", {"rank": failed.rank, "why": failed.message}))
 
 
 def _fail_died(store: RunStore, run_id: str, died, why: str) -> None:
     for other in store.ranks(run_id):
         if other.alive_state:
             store.set_rank(run_id, other.rank, state="stopped", message=f"ended because rank {died.rank} died")
-    message = (f"worker rank {died.rank} (pid {died.pid}) ended unexpectedly: {why}. The other workers were "
-               "stopped; resume the run from its last checkpoint.")
+    message = Message("rank_died", {"rank": died.rank, "pid": died.pid, "why": why})
     current = store.get(run_id)
     if current is not None and current.status == "failed" and current.message:  # rank 0 failed in its wake
-        message += f" (rank 0 then reported: {current.message})"
+        message = Message("rank_died_then", {"what": message, "then": current.said or current.message})
     if current is not None and (current.active or current.status == "failed"):
         _fail(store, run_id, message)
 
 
-def _fail(store: RunStore, run_id: str, message: str) -> None:
+def _fail(store: RunStore, run_id: str, message: str | Message) -> None:
     store.log(run_id, f"failed: {message}")
     store.finish(run_id, "failed", message)

@@ -12,6 +12,7 @@ import traceback
 from typing import Iterable
 
 from core.data.folders import validate_mnist_dir
+from core.messages import Explained, Message
 from core.runs.checkpoints import CheckpointWriter
 from core.runs.cluster import ClusterSpec
 from core.runs.distributed import run_distributed
@@ -69,7 +70,9 @@ def _record(store: RunStore, run_id: str, callbacks: Iterable[Callback], paralle
             result = train(config, folder, [rank, recorder, writer, *callbacks], watch or control, resume=resume,
                            parallel=parallel)
             if watch is not None and not watch.alive:
-                result.message += " (the process coordinating the workers had ended)"
+                what = result.said or Message("finished_epochs", {"n": len(result.history)})
+                result.said = Message("coordinator_ended", {"what": what})
+                result.message = str(result.said)
             if rank is not None:
                 rank.finish(result.status, result.message, result.net)
             recorder.flush()
@@ -79,24 +82,24 @@ def _record(store: RunStore, run_id: str, callbacks: Iterable[Callback], paralle
             recorder.flush()
             if rank is not None:
                 rank.finish("stopped", "interrupted")
-            store.finish(run_id, "stopped", "the training process was interrupted (Ctrl-C or a forced stop)")
+            store.finish(run_id, "stopped", Message("interrupted_by_signal"))
             return "stopped"
         except Exception as e:
             recorder.flush()
             if rank is not None:
                 rank.finish("failed", str(e).strip() or type(e).__name__)
             store.log(run_id, "failed:\n" + traceback.format_exc())
-            store.finish(run_id, "failed", str(e).strip() or type(e).__name__)
+            store.finish(run_id, "failed", e.said if isinstance(e, Explained) else str(e).strip() or type(e).__name__)
             raise
 
 
 def _finish(store: RunStore, run_id: str, result: TrainResult) -> str:
-    message = result.message or f"finished {len(result.history)} epochs"
+    said = result.said or Message("finished_epochs", {"n": len(result.history)})
     path = store.checkpoint_path(run_id)
     if path.exists():
-        message += f"; checkpoint: {path}"
-    store.log(run_id, f"{result.status}: {message}")
-    store.finish(run_id, result.status, message)
+        said = Message("with_checkpoint", {"what": said, "path": path})
+    store.log(run_id, f"{result.status}: {said}")
+    store.finish(run_id, result.status, said)
     return result.status
 
 

@@ -11,6 +11,7 @@ import time
 from core import PROJECT_ROOT
 from core.config import TrainConfig
 from core.runtime import child_environment
+from core.messages import Message
 from core.runs.processes import pid_alive
 from core.runs.rows import RequestNotice
 from core.runs.store import RunStore
@@ -75,7 +76,7 @@ def stop(store: RunStore, run_id: str, grace_s: float = STOP_GRACE_S) -> Request
                 break
         current = store.get(run_id)
         if current is not None and current.active:
-            store.finish(run_id, "stopped", "stopped by request; the process was terminated mid-step")
+            store.finish(run_id, "stopped", Message("terminated_mid_step"))
 
     threading.Thread(target=enforce, daemon=True, name=f"stop-{run_id}").start()
     return message

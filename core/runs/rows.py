@@ -9,6 +9,7 @@ import time
 from dataclasses import dataclass
 
 from core.config import TrainConfig
+from core.messages import Message
 
 __all__ = ["ACTIVE", "FINISHED", "RESUMABLE", "RANK_ALIVE", "Run", "RequestNotice", "StepRow", "LogLine", "RankRow"]
 
@@ -42,6 +43,7 @@ class Run:
     best_val_loss: float | None
     best_epoch: int | None
     checkpoint: str | None
+    said: Message | None = None  # the message with its catalogue key (None: a message from before keys)
 
     @property
     def active(self) -> bool:

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from core import PROJECT_ROOT
 from core.config import TrainConfig
+from core.messages import Explained, ExplainedValueError, Message
 from core.runs.ids import check_run_id, new_run_id
 from core.runs.processes import pid_alive
 from core.runs.rows import ACTIVE, FINISHED, RESUMABLE, LogLine, RankRow, RequestNotice, Run, StepRow
@@ -35,7 +36,7 @@ CREATE TABLE IF NOT EXISTS runs (
     created REAL NOT NULL, started REAL, finished REAL, heartbeat REAL, pid INTEGER,
     phase TEXT NOT NULL DEFAULT '', step INTEGER NOT NULL DEFAULT 0, total_steps INTEGER NOT NULL DEFAULT 0,
     epoch INTEGER NOT NULL DEFAULT 0, samples_per_s REAL, eta REAL,
-    best_val_acc REAL, best_val_loss REAL, best_epoch INTEGER, checkpoint TEXT
+    best_val_acc REAL, best_val_loss REAL, best_epoch INTEGER, checkpoint TEXT, said TEXT
 );
 CREATE TABLE IF NOT EXISTS steps (
     run_id TEXT NOT NULL, step INTEGER NOT NULL, epoch INTEGER NOT NULL, loss REAL, elapsed REAL,
@@ -61,7 +62,7 @@ CREATE TABLE IF NOT EXISTS layer_stats (
 """
 
 
-class RunBusy(RuntimeError):
+class RunBusy(Explained, RuntimeError):
     """Another run is training; the message names it."""
 
 
@@ -84,6 +85,9 @@ class RunStore:
         with self._connect() as db:
             db.execute("PRAGMA journal_mode=WAL")
             db.executescript(SCHEMA)
+            columns = {r["name"] for r in db.execute("PRAGMA table_info(runs)")}
+            if "said" not in columns:  # a store from before run messages had catalogue keys
+                db.execute("ALTER TABLE runs ADD COLUMN said TEXT")
 
     @contextmanager
     def _connect(self):
@@ -116,7 +120,7 @@ class RunStore:
         self.reconcile()
         with self._tx() as db:
             if exclusive:
-                self._refuse_if_busy(db, "start again")
+                self._refuse_if_busy(db, "start")
             db.execute("INSERT INTO runs (id, name, source, config, status, created, total_steps) "
                        "VALUES (?, ?, ?, ?, ?, ?, 0)",
                        (run_id, name or f"{config.network}-{run_id[9:15]}", source, config.to_json(), status,
@@ -129,8 +133,7 @@ class RunStore:
         busy = db.execute(f"SELECT name FROM runs WHERE status IN ({','.join('?' * len(ACTIVE))})",
                           ACTIVE).fetchall()
         if len(busy) >= MAX_ACTIVE_RUNS:
-            raise RunBusy(f"Run '{busy[0]['name']}' is already training; this machine trains one run at a "
-                          f"time. Stop it or wait for it to finish, then {then}.")
+            raise RunBusy(f"run_busy_{then}", name=busy[0]["name"])
 
     def get(self, run_id: str) -> Run | None:
         with self._connect() as db:
@@ -153,6 +156,7 @@ class RunStore:
     def _run(row: sqlite3.Row) -> Run:
         d = dict(row)
         d["config"] = TrainConfig.from_json(d["config"])
+        d["said"] = Message.from_json(d.get("said"))
         return Run(**d)
 
     def update(self, run_id: str, **fields) -> None:
@@ -162,16 +166,18 @@ class RunStore:
         with self._connect() as db:
             db.execute(f"UPDATE runs SET {cols} WHERE id = ?", (*fields.values(), run_id))
 
-    def finish(self, run_id: str, status: str, message: str = "") -> None:
+    def finish(self, run_id: str, status: str, message: str | Message = "") -> None:
+        """End a run. A Message is kept with its catalogue key too, so pages can say it in their language."""
         assert status in FINISHED, status
+        said = message.to_json() if isinstance(message, Message) else None
         with self._connect() as db:
-            db.execute("UPDATE runs SET status = ?, message = ?, finished = ?, phase = '' WHERE id = ?",
-                       (status, message, time.time(), run_id))
+            db.execute("UPDATE runs SET status = ?, message = ?, said = ?, finished = ?, phase = '' WHERE id = ?",
+                       (status, str(message), said, time.time(), run_id))
 
     def rename(self, run_id: str, name: str) -> None:
         name = name.strip()
         if not name or len(name) > 80:
-            raise ValueError("A run name must have 1 to 80 characters.")
+            raise ExplainedValueError("bad_run_name")
         self.update(run_id, name=name)
 
     def delete(self, run_id: str) -> None:
@@ -179,7 +185,7 @@ class RunStore:
         if run is None:
             return
         if run.active:
-            raise RunBusy(f"Run '{run.name}' is still {run.status}: stop it before deleting it.")
+            raise RunBusy("delete_active", name=run.name, status=run.status)
         with self._tx() as db:
             for table in ("steps", "epochs", "logs", "layer_stats", "workers"):
                 db.execute(f"DELETE FROM {table} WHERE run_id = ?", (run_id,))
@@ -203,13 +209,13 @@ class RunStore:
         """The worker's own stdout/stderr (tracebacks a crash leaves before it can reach the database)."""
         return self.logs_dir / f"{check_run_id(run_id)}.log"
 
-    def resumable(self, run: Run) -> str | None:
+    def resumable(self, run: Run) -> Message | None:
         """Why this run cannot be resumed, or None when it can."""
         if run.status not in RESUMABLE:
-            return f"a {run.status} run cannot be resumed" + (" (start a new run with a lower learning rate)"
-                                                               if run.status == "diverged" else "")
+            return Message("not_resumable_diverged" if run.status == "diverged" else "not_resumable",
+                           {"status": run.status})
         if not self.checkpoint_path(run.id).exists():
-            return "it never finished an epoch, so there is no checkpoint to resume from; start it again"
+            return Message("no_checkpoint_to_resume")
         return None
 
     def prepare_resume(self, run_id: str) -> Run:
@@ -220,14 +226,15 @@ class RunStore:
         with self._tx() as db:
             row = db.execute("SELECT * FROM runs WHERE id = ?", (run_id,)).fetchone()
             if row is None:
-                raise ValueError("That run no longer exists.")
+                raise ExplainedValueError("run_gone")
             run = self._run(row)
             why = self.resumable(run)
             if why:
-                raise ValueError(f"Run '{run.name}' cannot be resumed: {why}.")
+                raise ExplainedValueError(f"resume_refused_{why.key}", name=run.name, **why.values)
             self._refuse_if_busy(db, "resume")
-            db.execute("UPDATE runs SET status = 'starting', request = 'run', message = '', finished = NULL, "
-                       "pid = NULL, heartbeat = ?, phase = 'resuming' WHERE id = ?", (time.time(), run_id))
+            db.execute("UPDATE runs SET status = 'starting', request = 'run', message = '', said = NULL, "
+                       "finished = NULL, pid = NULL, heartbeat = ?, phase = 'resuming' WHERE id = ?",
+                       (time.time(), run_id))
         self.log(run_id, f"resume requested (was {run.status})")
         return self.get(run_id)
 
@@ -349,9 +356,7 @@ class RunStore:
             else:
                 gone = not pid_alive(r["pid"]) or now - last > HEARTBEAT_STALE_S
             if gone:
-                self.finish(r["id"], "interrupted", "The training process ended unexpectedly (killed, crashed or "
-                                                    "the machine restarted). Metrics up to its last report and "
-                                                    "its last checkpoint are kept.")
+                self.finish(r["id"], "interrupted", Message("worker_gone"))
                 self.log(r["id"], "marked interrupted: its worker process is gone")
                 dead.append(r["id"])
         return dead

@@ -6,6 +6,7 @@ import math
 import numpy as np
 
 from core.config import TrainConfig
+from core.messages import Message
 from core.training.resume import ResumeState
 from core.training.weights import restore, snapshot
 
@@ -50,9 +51,8 @@ class EarlyStopping:
     def should_stop(self) -> bool:
         return self.enabled and self.bad_epochs >= self.patience
 
-    def message(self) -> str:
-        return (f"validation loss did not improve for {self.patience} epochs; restored the weights of epoch "
-                f"{self.best_epoch}")
+    def message(self) -> Message:
+        return Message("early_stopped", {"patience": self.patience, "epoch": self.best_epoch})
 
     def restore_best(self, net) -> None:
         """Put the best epoch's weights back into net (when early stopping kept them)."""

@@ -23,6 +23,7 @@ from core.model.evaluation import NetWithLoss, evaluate_batches
 from core.model.losses import build_loss
 from core.model.networks import build_network
 from core.model.optim import build_optimizer
+from core.messages import Message
 from core.runtime import set_mode
 from core.training.clock import StepClock
 from core.training.control import CollectiveControl, Control, NoControl, wait_while_paused
@@ -41,6 +42,7 @@ __all__ = ["TrainResult", "train", "prepare_data", "build_model"]
 class TrainResult:
     status: str                      # completed | early_stopped | stopped | diverged
     net: nn.Cell
+    said: Message | None = None      # why it ended early (message is its English)
     history: list[EpochMetrics] = field(default_factory=list)  # one per finished epoch
     best_epoch: int | None = None
     steps: int = 0
@@ -76,7 +78,7 @@ class EpochTally:
     seen: int = 0
     grads: dict[str, np.ndarray] | None = None  # of the epoch's last step
     ended: str | None = None                     # stopped | diverged
-    message: str = ""
+    said: Message | None = None
     diverged_at_step: int | None = None
 
 
@@ -125,11 +127,13 @@ def train(config: TrainConfig, folder: MnistFolder, callbacks: Iterable[Callback
         result.steps = loop.step
         if tally.ended or tally.seen == 0:
             result.status = tally.ended or result.status
-            result.message, result.diverged_at_step = tally.message, tally.diverged_at_step
+            result.said, result.diverged_at_step = tally.said, tally.diverged_at_step
+            result.message = str(tally.said or "")
             break
         result.history.append(_close_epoch(loop, epoch, tally, stopping))
         if stopping.should_stop:
-            result.status, result.message = "early_stopped", stopping.message()
+            result.status, result.said = "early_stopped", stopping.message()
+            result.message = str(result.said)
             loop.events.log(result.message)
             break
     result.best_epoch = stopping.best_epoch
@@ -204,7 +208,7 @@ def _train_epoch(loop: _Loop, epoch: int, iterator) -> EpochTally:
             tally.paused += paused
             loop.clock.paused(paused)
         if stop:
-            tally.ended, tally.message = "stopped", f"stopped by request at step {loop.step}"
+            tally.ended, tally.said = "stopped", Message("stopped_at", {"step": loop.step})
             break
         loss, logits, grads, seconds = _take_step(loop, data, label, with_grads=loop.step + 1 == last_step)
         if grads is not None:
@@ -212,9 +216,8 @@ def _train_epoch(loop: _Loop, epoch: int, iterator) -> EpochTally:
         samples = int(label.shape[0]) * loop.data.workers  # this step's samples, over all workers
         if not math.isfinite(loss):
             tally.ended, tally.diverged_at_step = "diverged", loop.step
-            tally.message = (f"loss became {loss} at step {loop.step} (epoch {epoch}): training diverged. "
-                             "Lower the learning rate.")
-            loop.events.log(tally.message)
+            tally.said = Message("diverged_at", {"loss": str(loss), "step": loop.step, "epoch": epoch})
+            loop.events.log(str(tally.said))
             break
         tally.correct += int((logits.asnumpy().argmax(1) == label.asnumpy()).sum())  # this worker's; summed later
         tally.loss_sum += loss * samples

@@ -176,11 +176,11 @@ def test_a_download_job_can_be_cancelled_and_says_so(tmp_path, serve):
     assert job.state == "running" and not job.ended
     job.cancel()
     job.wait(10)
-    assert job.state == "cancelled" and job.error
+    assert job.state == "cancelled" and isinstance(job.error, DownloadCancelled)
 
 
 def test_a_failed_download_job_keeps_the_reason(tmp_path, serve):
     s = serve("missing")
     job = DownloadJob.start(tmp_path / "m", mirrors=(s.url,), archives=TEST_ARCHIVES, retries=0)
     job.wait(30)
-    assert job.state == "failed" and "Could not download" in job.error and "Not Found" in job.error, job.error
+    assert job.state == "failed" and "Could not download" in str(job.error) and "Not Found" in str(job.error)
