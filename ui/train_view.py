@@ -16,7 +16,7 @@ from core.runs.rows import RESUMABLE, RequestNotice, Run
 from core.runs.store import RunBusy, RunStore
 from ui.charts import EPOCH_AXIS, LEGEND_ON_TOP
 from ui.format import STATUS_ICONS, fmt_duration
-from ui.i18n import label, say, status_word, t
+from ui.i18n import label, language, say, status_word, t
 from ui.live import run_snapshot
 from ui.text import code, literal
 
@@ -181,7 +181,8 @@ def _ranks(store: RunStore, run: Run) -> None:
         t("train.w_rank"): r.rank, t("train.w_state"): t(f"train.ws_{r.state}"),
         t("train.w_step"): r.step, t("train.w_epoch"): r.epoch, t("train.w_host"): r.host,
         t("train.w_pid"): r.pid, t("train.w_seen"): f"{now - r.heartbeat:.0f} s" if r.heartbeat else "–",
-        t("train.w_checksum"): (r.weights_sha256 or "")[:12], t("train.w_message"): r.message,
+        t("train.w_checksum"): (r.weights_sha256 or "")[:12],
+        t("train.w_message"): r.said.say(language()) if r.said else r.message,  # a table cell: plain text
     } for r in rows])
     st.dataframe(table, hide_index=True, width="stretch")
     # A toggle, not an expander: an expander's body runs (and would read the log) on every poll.

@@ -141,7 +141,7 @@ def _end_all(store: RunStore, run_id: str, proc, host: str) -> str:
     kill_tree(proc.pid, _local_pids(store, run_id, host))
     for r in store.ranks(run_id):
         if r.alive_state:
-            store.set_rank(run_id, r.rank, state="stopped", message="ended with the coordinator")
+            store.set_rank(run_id, r.rank, state="stopped", message=Message("rank_ended_with_coordinator"))
     current = store.get(run_id)
     if current is not None and current.active:
         store.finish(run_id, "stopped", Message("coordinator_interrupted"))
@@ -185,16 +185,16 @@ def _handle_dead_rank(store: RunStore, run_id: str, proc, logs: Path, host: str)
 
 def _fail_reported(store: RunStore, run_id: str, failed, dead: list) -> None:
     for d in dead:
-        store.set_rank(run_id, d.rank, state="stopped", message=f"ended because rank {failed.rank} failed")
+        store.set_rank(run_id, d.rank, state="stopped", message=Message("rank_ended_failed", {"rank": failed.rank}))
     current = store.get(run_id)
     if current is not None and current.active:
-        _fail(store, run_id, Message("rank_failed", {"rank": failed.rank, "why": failed.message}))
+        _fail(store, run_id, Message("rank_failed", {"rank": failed.rank, "why": failed.said or failed.message}))
 
 
 def _fail_died(store: RunStore, run_id: str, died, why: str) -> None:
     for other in store.ranks(run_id):
         if other.alive_state:
-            store.set_rank(run_id, other.rank, state="stopped", message=f"ended because rank {died.rank} died")
+            store.set_rank(run_id, other.rank, state="stopped", message=Message("rank_ended_died", {"rank": died.rank}))
     message = Message("rank_died", {"rank": died.rank, "pid": died.pid, "why": why})
     current = store.get(run_id)
     if current is not None and current.status == "failed" and current.message:  # rank 0 failed in its wake

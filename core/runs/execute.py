@@ -74,20 +74,20 @@ def _record(store: RunStore, run_id: str, callbacks: Iterable[Callback], paralle
                 result.said = Message("coordinator_ended", {"what": what})
                 result.message = str(result.said)
             if rank is not None:
-                rank.finish(result.status, result.message, result.net)
+                rank.finish(result.status, result.said or "", result.net)
             recorder.flush()
             writer.save_final(result)
             return _finish(store, run_id, result)
         except KeyboardInterrupt:
             recorder.flush()
             if rank is not None:
-                rank.finish("stopped", "interrupted")
+                rank.finish("stopped", Message("interrupted_by_signal"))
             store.finish(run_id, "stopped", Message("interrupted_by_signal"))
             return "stopped"
         except Exception as e:
             recorder.flush()
             if rank is not None:
-                rank.finish("failed", str(e).strip() or type(e).__name__)
+                rank.finish("failed", e.said if isinstance(e, Explained) else str(e).strip() or type(e).__name__)
             store.log(run_id, "failed:\n" + traceback.format_exc())
             store.finish(run_id, "failed", e.said if isinstance(e, Explained) else str(e).strip() or type(e).__name__)
             raise
@@ -112,7 +112,7 @@ def _follow(store: RunStore, run_id: str, parallel: Parallel) -> str:
         result = train(config, validate_mnist_dir(config.data_dir), [status], CoordinatorWatch(), resume=resume,
                        parallel=parallel)
     except BaseException as e:
-        status.finish("failed", str(e).strip() or type(e).__name__)
+        status.finish("failed", e.said if isinstance(e, Explained) else str(e).strip() or type(e).__name__)
         raise
-    status.finish(result.status, result.message, result.net)
+    status.finish(result.status, result.said or "", result.net)
     return result.status

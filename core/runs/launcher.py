@@ -42,7 +42,7 @@ def _spawn(store: RunStore, run_id: str) -> None:
                                 cwd=PROJECT_ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
                                 stdin=subprocess.DEVNULL, start_new_session=True)
     except OSError as e:
-        store.finish(run_id, "failed", f"could not start the training process: {e}")
+        store.finish(run_id, "failed", Message("process_not_started", {"why": str(e)}))
         raise
     finally:
         log.close()

@@ -10,6 +10,7 @@ import os
 import socket
 import time
 
+from core.messages import Message
 from core.runs.cluster import COORDINATOR_ENV
 from core.runs.processes import pid_alive
 from core.runs.store import RunStore
@@ -106,7 +107,7 @@ class RankStatus(Callback):
         self.store, self.run_id, self.rank, self.last = store, run_id, rank, 0.0
         self.step = self.epoch = 0
         store.set_rank(run_id, rank, pid=os.getpid(), host=socket.gethostname(), state="starting",
-                       message="loading data")
+                       message=Message("phase_loading_data"))
 
     def on_step(self, e: StepEvent) -> None:
         self.step, self.epoch = e.step, e.epoch
@@ -115,9 +116,9 @@ class RankStatus(Callback):
             self.last = time.monotonic()
 
     def on_phase(self, e: PhaseEvent) -> None:
-        self.store.set_rank(self.run_id, self.rank, state="training", message=e.phase)
+        self.store.set_rank(self.run_id, self.rank, state="training", message=Message(f"phase_{e.phase}"))
 
-    def finish(self, state: str, message: str = "", net=None) -> None:
+    def finish(self, state: str, message: str | Message = "", net=None) -> None:
         """The final state; with net, a checksum of its weights (equal on every rank of a sound run)."""
         extra = {"weights_sha256": weights_checksum(net)} if net is not None else {}
         self.store.set_rank(self.run_id, self.rank, state=state, message=message, step=self.step,

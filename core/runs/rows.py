@@ -99,6 +99,7 @@ class RankRow:
     heartbeat: float | None
     message: str
     weights_sha256: str | None
+    said: Message | None = None  # the message with its catalogue key
 
     @property
     def alive_state(self) -> bool:

@@ -23,7 +23,7 @@ from core.runs.rows import ACTIVE, FINISHED, RESUMABLE, LogLine, RankRow, Reques
 from core.training.events import EpochMetrics
 from core.training.layer_stats import LayerStat
 
-__all__ = ["DATA_DIR_ENV", "RunBusy", "RunStore", "default_data_dir"]
+__all__ = ["DATA_DIR_ENV", "RunBusy", "StoreError", "RunStore", "default_data_dir"]
 
 DATA_DIR_ENV = "STUDIO_DATA_DIR"
 MAX_ACTIVE_RUNS = 1  # a 2-core machine trains one network at a time; a second Start is refused
@@ -53,13 +53,17 @@ CREATE INDEX IF NOT EXISTS logs_run ON logs (run_id, id);
 CREATE TABLE IF NOT EXISTS workers (
     run_id TEXT NOT NULL, rank INTEGER NOT NULL, host TEXT NOT NULL DEFAULT '', pid INTEGER,
     state TEXT NOT NULL DEFAULT 'starting', step INTEGER NOT NULL DEFAULT 0, epoch INTEGER NOT NULL DEFAULT 0,
-    heartbeat REAL, message TEXT NOT NULL DEFAULT '', weights_sha256 TEXT, PRIMARY KEY (run_id, rank)
+    heartbeat REAL, message TEXT NOT NULL DEFAULT '', weights_sha256 TEXT, said TEXT, PRIMARY KEY (run_id, rank)
 );
 CREATE TABLE IF NOT EXISTS layer_stats (
     run_id TEXT NOT NULL, epoch INTEGER NOT NULL, param TEXT NOT NULL, kind TEXT NOT NULL, mean REAL, std REAL,
     min REAL, max REAL, norm REAL, zeros REAL, hist TEXT NOT NULL, PRIMARY KEY (run_id, epoch, param, kind)
 );
 """
+
+
+class StoreError(Explained, OSError):
+    """The run store's folder cannot be used; the message says what to set."""
 
 
 class RunBusy(Explained, RuntimeError):
@@ -79,15 +83,14 @@ class RunStore:
             self.checkpoints.mkdir(parents=True, exist_ok=True)
             self.logs_dir.mkdir(parents=True, exist_ok=True)
         except OSError as e:
-            raise OSError(f"Cannot create the run store in {self.root} ({e.strerror}). Set {DATA_DIR_ENV} "
-                          "to a writable folder.") from None
+            raise StoreError("store_unusable", root=self.root, why=str(e.strerror or e), env=DATA_DIR_ENV) from None
         self.db_path = self.root / "runs.sqlite"
         with self._connect() as db:
             db.execute("PRAGMA journal_mode=WAL")
             db.executescript(SCHEMA)
-            columns = {r["name"] for r in db.execute("PRAGMA table_info(runs)")}
-            if "said" not in columns:  # a store from before run messages had catalogue keys
-                db.execute("ALTER TABLE runs ADD COLUMN said TEXT")
+            for table in ("runs", "workers"):  # a store from before messages had catalogue keys
+                if "said" not in {r["name"] for r in db.execute(f"PRAGMA table_info({table})")}:
+                    db.execute(f"ALTER TABLE {table} ADD COLUMN said TEXT")
 
     @contextmanager
     def _connect(self):
@@ -300,8 +303,13 @@ class RunStore:
 
     # --- data-parallel ranks (the `workers` table) -------------------------------------------------------
     def set_rank(self, run_id: str, rank: int, **fields) -> None:
-        """Create or update one data-parallel rank's row (state, step, epoch, pid, host, message)."""
+        """Create or update one data-parallel rank's row (state, step, epoch, pid, host, message: a Message is
+        kept with its catalogue key too)."""
         fields["heartbeat"] = time.time()
+        if "message" in fields:
+            message = fields["message"]
+            fields["message"] = str(message)
+            fields["said"] = message.to_json() if isinstance(message, Message) else None
         with self._connect() as db:
             db.execute("INSERT OR IGNORE INTO workers (run_id, rank) VALUES (?, ?)", (run_id, rank))
             cols = ", ".join(f"{k} = ?" for k in fields)
@@ -310,7 +318,7 @@ class RunStore:
     def ranks(self, run_id: str) -> list[RankRow]:
         with self._connect() as db:
             rows = db.execute("SELECT * FROM workers WHERE run_id = ? ORDER BY rank", (run_id,)).fetchall()
-        return [RankRow(**dict(r)) for r in rows]
+        return [RankRow(**{**dict(r), "said": Message.from_json(r["said"])}) for r in rows]
 
     def clear_ranks(self, run_id: str) -> None:
         with self._connect() as db:

@@ -85,3 +85,37 @@ def test_delete_removes_everything_but_not_an_active_run(store):
     store.finish(run_id, "completed")
     store.delete(run_id)
     assert store.get(run_id) is None and not store.checkpoint_path(run_id).parent.exists()
+
+
+def test_messages_keep_their_catalogue_key_and_an_old_store_gains_the_column(tmp_path):
+    """A run's outcome and a rank's message are stored in English with their key (pages say them in the
+    user's language); a store made before keys existed is upgraded when opened, its rows kept."""
+    import sqlite3
+
+    from core.messages import Message
+    old = tmp_path / "old"
+    old.mkdir()
+    with sqlite3.connect(old / "runs.sqlite") as db:  # the runs and workers tables as they were before
+        db.executescript("""
+            CREATE TABLE runs (id TEXT PRIMARY KEY, name TEXT NOT NULL, source TEXT NOT NULL, config TEXT NOT NULL,
+              status TEXT NOT NULL, message TEXT NOT NULL DEFAULT '', request TEXT NOT NULL DEFAULT 'run',
+              created REAL NOT NULL, started REAL, finished REAL, heartbeat REAL, pid INTEGER,
+              phase TEXT NOT NULL DEFAULT '', step INTEGER NOT NULL DEFAULT 0, total_steps INTEGER NOT NULL DEFAULT 0,
+              epoch INTEGER NOT NULL DEFAULT 0, samples_per_s REAL, eta REAL, best_val_acc REAL, best_val_loss REAL,
+              best_epoch INTEGER, checkpoint TEXT);
+            CREATE TABLE workers (run_id TEXT NOT NULL, rank INTEGER NOT NULL, host TEXT NOT NULL DEFAULT '',
+              pid INTEGER, state TEXT NOT NULL DEFAULT 'starting', step INTEGER NOT NULL DEFAULT 0,
+              epoch INTEGER NOT NULL DEFAULT 0, heartbeat REAL, message TEXT NOT NULL DEFAULT '',
+              weights_sha256 TEXT, PRIMARY KEY (run_id, rank));
+            INSERT INTO runs (id, name, source, config, status, message, created)
+              VALUES ('20261129-100000-abcdef', 'kept', 'cli', '{}', 'completed', 'finished 3 epochs', 1.0);""")
+    store = RunStore(old)
+    kept = store.get("20261129-100000-abcdef")
+    assert (kept.name, kept.message, kept.said) == ("kept", "finished 3 epochs", None)
+    run_id = store.create_run(TrainConfig(network="mlp"), source="cli")
+    store.finish(run_id, "stopped", Message("stopped_at", {"step": 6}))
+    run = store.get(run_id)
+    assert run.message == "stopped by request at step 6" and run.said.say("zh") == "应请求在第 6 步停止"
+    store.set_rank(run_id, 1, state="stopped", message=Message("rank_ended_died", {"rank": 0}))
+    (rank,) = store.ranks(run_id)
+    assert rank.message == "ended because rank 0 died" and rank.said.say("zh") == "因 rank 0 意外终止而结束"
