@@ -188,3 +188,60 @@ def test_core_errors_and_run_outcomes_are_in_the_users_language(store, tmp_path,
     assert store.get(run_id).message == "stopped by request at step 6; checkpoint: /x/model.ckpt"
     train = page("train", {"lang": "zh"})
     assert any("应请求在第 6 步停止" in w.value for w in train.warning), [w.value for w in train.warning]
+
+
+def _message_keys(node: ast.expr, en: dict) -> list[str]:
+    """The catalogue keys a key expression can produce: a literal, either branch of `a if c else b`, or an
+    f-string expanded over the [messages] entries it matches."""
+    if isinstance(node, ast.Constant):
+        return [node.value]
+    if isinstance(node, ast.IfExp):
+        return _message_keys(node.body, en) + _message_keys(node.orelse, en)
+    if isinstance(node, ast.JoinedStr):
+        pattern = "".join(_part_pattern(v) for v in node.values)
+        return [k[len("messages."):] for k in en if re.fullmatch("messages." + pattern, k)]
+    return []
+
+
+def _part_pattern(part: ast.expr) -> str:
+    """A regular expression for one part of an f-string key: text as it is; `{'a' if c else 'b'}` as a|b; a
+    name as one word (kind, why, then); an attribute (why.key, e.phase) as words joined by "_"."""
+    if isinstance(part, ast.Constant):
+        return re.escape(part.value)
+    value = part.value
+    if isinstance(value, ast.IfExp) and all(isinstance(b, ast.Constant) for b in (value.body, value.orelse)):
+        return f"(?:{re.escape(value.body.value)}|{re.escape(value.orelse.value)})"
+    return "[a-z0-9]+" if isinstance(value, ast.Name) else "[a-z0-9_]+"
+
+
+def test_every_message_core_raises_or_stores_is_given_the_values_its_words_need():
+    """A message built with a literal key (`DataError("folder_missing", root=...)`, `Message("stopped_at",
+    {"step": ...})`) must pass every placeholder its templates use; a missing one would turn an error into
+    a KeyError on a page. Keys built with an f-string are expanded over the choices the code can make."""
+    en = i18n.catalogue("en")
+    explained = {"DataError", "CheckpointError", "DrawingError", "RunBusy", "StoreError", "ClusterError",
+                 "CheckpointWriteError", "DownloadCancelled", "ExplainedValueError", "Explained"}
+    checked, problems = 0, []
+    for path in sorted((PROJECT_ROOT / "core").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.args):
+                continue
+            name, first = node.func.id, node.args[0]
+            if name in explained and any(k.arg is None for k in node.keywords):
+                continue  # **values passed on from another message (resume_refused_* from resumable())
+            if name in explained:
+                given = {k.arg for k in node.keywords}
+            elif name == "Message" and len(node.args) == 2 and isinstance(node.args[1], ast.Dict):
+                given = {k.value for k in node.args[1].keys if isinstance(k, ast.Constant)}
+            elif name == "Message" and len(node.args) == 1:
+                given = set()
+            else:
+                continue
+            keys = _message_keys(first, en)
+            assert keys, f"{path.name}:{node.lineno}: no catalogue entry for this message"
+            for key in keys:
+                checked += 1
+                missing = i18n.placeholders(en[f"messages.{key}"]) - given
+                if missing:
+                    problems.append(f"{path.relative_to(PROJECT_ROOT)}:{node.lineno} {key} lacks {sorted(missing)}")
+    assert problems == [] and checked > 60, (checked, problems)
