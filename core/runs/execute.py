@@ -72,7 +72,6 @@ def _record(store: RunStore, run_id: str, callbacks: Iterable[Callback], paralle
             if watch is not None and not watch.alive:
                 what = result.said or Message("finished_epochs", {"n": len(result.history)})
                 result.said = Message("coordinator_ended", {"what": what})
-                result.message = str(result.said)
             if rank is not None:
                 rank.finish(result.status, result.said or "", result.net)
             recorder.flush()

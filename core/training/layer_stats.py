@@ -9,6 +9,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from core.i18n import text
+
 HIST_BINS = 30
 KINDS = ("weight", "grad")
 # Health thresholds. A gradient this small for a whole epoch's last batch means the layer no longer learns;
@@ -73,12 +75,7 @@ class HealthNote:
     norm: float
 
     def english(self) -> str:
-        return {"not_finite": f"{self.param}: the gradient is not finite at epoch {self.epoch}; the layer has "
-                              "exploded. Lower the learning rate.",
-                "dead": f"{self.param}: the gradient is ~0 at epoch {self.epoch} (norm {self.norm:.1e}); the layer "
-                        "has stopped learning (dead units or saturation).",
-                "exploding": f"{self.param}: the gradient norm grows fast (now {self.norm:.3g}); it may be "
-                             "exploding. Lower the learning rate."}[self.kind]
+        return text("en", f"weights.health_{self.kind}", param=self.param, epoch=self.epoch, norm=self.norm)
 
 
 def diagnose(stats: list[LayerStat]) -> list[HealthNote]:

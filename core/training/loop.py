@@ -42,12 +42,16 @@ __all__ = ["TrainResult", "train", "prepare_data", "build_model"]
 class TrainResult:
     status: str                      # completed | early_stopped | stopped | diverged
     net: nn.Cell
-    said: Message | None = None      # why it ended early (message is its English)
+    said: Message | None = None      # why it ended early
     history: list[EpochMetrics] = field(default_factory=list)  # one per finished epoch
     best_epoch: int | None = None
     steps: int = 0
-    message: str = ""
     diverged_at_step: int | None = None
+
+    @property
+    def message(self) -> str:
+        """Why it ended early, in English ("" for a run that simply completed)."""
+        return str(self.said or "")
 
 
 @dataclass(frozen=True)
@@ -128,12 +132,10 @@ def train(config: TrainConfig, folder: MnistFolder, callbacks: Iterable[Callback
         if tally.ended or tally.seen == 0:
             result.status = tally.ended or result.status
             result.said, result.diverged_at_step = tally.said, tally.diverged_at_step
-            result.message = str(tally.said or "")
             break
         result.history.append(_close_epoch(loop, epoch, tally, stopping))
         if stopping.should_stop:
             result.status, result.said = "early_stopped", stopping.message()
-            result.message = str(result.said)
             loop.events.log(result.message)
             break
     result.best_epoch = stopping.best_epoch
