@@ -10,11 +10,12 @@ from ui.gate import require_access  # noqa: E402
 from ui.i18n import t  # noqa: E402
 from ui.live import SIDEBAR_POLL_S, live_poll_interval  # noqa: E402
 from ui.navigation import DEFAULT_PAGE, PAGES, page_title, render_sidebar  # noqa: E402
+from ui.present import presentation_style, presenting  # noqa: E402
 
 tune_gc_for_server()
 
 st.set_page_config(page_title=t("common.app_name"), page_icon="🧠", layout="wide",
-                   initial_sidebar_state="expanded")
+                   initial_sidebar_state="collapsed" if presenting() else "expanded")
 
 
 def open_default_page() -> None:
@@ -32,4 +33,5 @@ if page.url_path == "":
 require_access()  # before anything of the app is drawn
 # On Train the sidebar keeps pace with the live view (both read one snapshot of the run, ui.live.run_snapshot).
 render_sidebar(live_poll_interval() if page.url_path == "train" else SIDEBAR_POLL_S)
+presentation_style()
 page.run()

@@ -93,7 +93,7 @@ busy = store.active_run()
 if st.button("🔁 " + t("compare.rerun"), key="rerun", disabled=busy is not None,
              help=t("train.one_at_a_time") if busy else None):
     try:
-        run_id = launcher.start(store, by_id[again].config, name=t("compare.rerun_name", name=by_id[again].name)[:80])
+        run_id = launcher.start(store, store.replay_config(again) or by_id[again].config, name=t("compare.rerun_name", name=by_id[again].name)[:80])
         st.session_state["run_id"] = run_id
         st.switch_page("app_pages/train.py")
     except RunBusy as e:

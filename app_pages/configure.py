@@ -1,11 +1,14 @@
-"""Configure: network, training style, mode, optimizer, loss and the rest; the URL carries the config."""
+"""Configure: Basic settings (network and its shape, learning rate, epochs, batch, augmentation) and Start;
+Advanced settings for the framework's details; the network as a picture. The URL carries the config."""
 import streamlit as st
 
 from core import config as C
 from ui.config_form import ConfigForm, config_from_url, layer_table, write_url
-from ui.i18n import label, t
-from ui.session import get_config, set_config
+from ui.i18n import t
+from ui.network_view import network_diagram, shape_buttons
+from ui.session import get_config, get_store, set_config
 from ui.text import URL_VALUE_MAX, literal
+from ui.train_view import start_button
 
 st.title("⚙️ " + t("nav.configure"))
 config = get_config()
@@ -16,37 +19,52 @@ if not st.session_state.get("url_applied"):
 for name, msg in st.session_state.get("url_errors", {}).items():
     st.warning(t("configure.ignored", name=literal(name, URL_VALUE_MAX), msg=literal(msg, 2 * URL_VALUE_MAX)))
 
+# --- Basic: what a lesson changes ---------------------------------------------------------------------------
 form = ConfigForm(config)
-left, right = st.columns(2)
-with left:
-    st.subheader(t("configure.network_header"))
-    form.choice("network", C.NETWORKS)
-    form.choice("style", C.STYLES)
-    form.choice("mode", C.MODES)
-    if form.choice("amp_level", C.AMP_LEVELS) != "O0":
-        st.info(t("configure.amp_note"))
-with right:
-    st.subheader(t("configure.optimisation_header"))
-    optimizer = form.choice("optimizer", C.OPTIMIZERS)
-    form.text_number("learning_rate")
-    if optimizer == "momentum":
-        form.text_number("momentum")
-    form.text_number("weight_decay")
-    form.choice("loss", C.LOSSES)
+st.subheader(t("configure.basic_header"))
+shape, numbers = st.columns(2)
+with shape:
+    network = form.choice("network", C.NETWORKS)
+    form.explained("network")
+    if network == "mlp":
+        shape_buttons(config)
+with numbers:
+    for name in ("learning_rate", "epochs", "batch_size"):
+        form.text_number(name)
+        form.explained(name)
+    form.checkbox("augment")
+    form.explained("augment")
 
-a, b, c = st.columns(3)
-with a:
-    form.text_number("batch_size")
-    form.text_number("epochs")
-with b:
-    form.text_number("seed")
-    form.text_number("val_fraction", help=t("configure.val_fraction_help"))
-with c:
-    early_stopping = form.checkbox("early_stopping", slot=True)
-    form.checkbox("augment", help=t("configure.augment_help"))
-    form.text_number("patience", disabled=not early_stopping)  # it means nothing without early stopping
-    form.text_number("num_parallel_workers")
-    form.text_number("workers", help=t("configure.workers_help"))
+# --- Advanced: the framework's details ----------------------------------------------------------------------
+with st.expander(t("configure.advanced_header")):
+    a, b, c = st.columns(3)
+    with a:
+        form.choice("style", C.STYLES)
+        form.choice("mode", C.MODES)
+        if form.choice("amp_level", C.AMP_LEVELS) != "O0":
+            st.info(t("configure.amp_note"))
+        if network == "mlp":
+            form.text_number("hidden")
+    with b:
+        optimizer = form.choice("optimizer", C.OPTIMIZERS)
+        if optimizer == "momentum":
+            form.text_number("momentum")
+        form.text_number("weight_decay")
+        form.choice("loss", C.LOSSES)
+        form.text_number("seed")
+    with c:
+        form.text_number("val_fraction")
+        form.text_number("validate_every")
+        early_stopping = form.checkbox("early_stopping", slot=True)
+        form.text_number("patience", disabled=not early_stopping)  # it means nothing without early stopping
+        form.text_number("num_parallel_workers")
+        form.text_number("workers")
+    if config.lr_changes:
+        st.caption(t("configure.replays", n=len(config.lr_changes),
+                     changes=", ".join(f"{s}: {lr:g}" for s, lr in config.lr_changes)))
+        if st.button(t("configure.forget_changes"), key="forget_lr_changes"):
+            set_config(config.with_(lr_changes=()))
+            st.rerun()
 
 config, errors = form.result()
 if errors:
@@ -58,10 +76,15 @@ else:
     if config.workers > 1:
         st.caption(t("configure.workers_batch", batch=config.batch_size, workers=config.workers,
                      per=config.worker_batch))
+if start_button(get_store(), config, disabled_by=bool(errors), key="configure_start"):
+    st.switch_page("app_pages/train.py")
 
-table = layer_table(config.network)
-st.subheader(t("configure.layers", network=label(config.network)))
-st.dataframe(table.rename(columns={c: t(f"configure.col_{c.replace(' ', '_')}") for c in table.columns}),
-             hide_index=True, width="stretch")
-st.metric(t("configure.trainable_params"), f"{table['parameters'].sum():,}")
+# --- The network as a picture -------------------------------------------------------------------------------
+table = layer_table(config.network, config.hidden)
+st.subheader(t("configure.layers", network=literal(config.shape_label)))
+picture, numbers = st.columns([3, 2])
+picture.plotly_chart(network_diagram(config), width="stretch", key="diagram", config={"staticPlot": True})
+numbers.metric(t("configure.trainable_params"), f"{table['parameters'].sum():,}")
+numbers.dataframe(table.rename(columns={c: t(f"configure.col_{c.replace(' ', '_')}") for c in table.columns}),
+                  hide_index=True, width="stretch")
 st.caption(t("configure.data_caption", data=literal(config.data_dir) if config.data_dir else t("configure.bundled_data")))

@@ -4,18 +4,22 @@ import streamlit as st
 from ui.format import run_choice_label
 from ui.i18n import t
 from ui.live import live_poll_interval, shared_views
+from ui.present import presenting
 from ui.session import get_config, get_store
 from ui.train_view import build_view, draw_run, start_form
 
 st.title("🏋️ " + t("nav.train"))
 store = get_store()
 active = store.active_run()
-start_form(store, get_config(), active)
+if not presenting():  # presenting, the live curves come first and the next run's form after them
+    start_form(store, get_config())
 
 # --- which run to show: the active one, else this session's last, else the newest --------------------------
 runs = store.list_runs()
 if not runs:
     st.info(t("train.no_runs"))
+    if presenting():
+        start_form(store, get_config())
     st.stop()
 ids = [r.id for r in runs]
 default_id = active.id if active else st.session_state.get("run_id", ids[0])
@@ -42,3 +46,6 @@ def live(run_id: str):
 
 
 live(shown)
+if presenting():
+    with st.expander(t("train.next_run_header")):
+        start_form(store, get_config())

@@ -19,7 +19,7 @@ AMP_LEVELS = ("O0", "O1", "O2", "O3")
 # page says so (configure.amp_note in core/locales).
 
 LABELS = {
-    "lenet5": "LeNet-5", "mlp": "MLP (784-512-512-10)",
+    "lenet5": "LeNet-5", "mlp": "MLP (784-hidden-10, --hidden; default 512,512)",
     "cell": "Cell: WithLossCell + TrainOneStepCell", "functional": "Functional: value_and_grad + optimizer",
     "graph": "Graph (compiled)", "pynative": "PyNative (eager)",
     "momentum": "Momentum", "sgd": "SGD", "adam": "Adam",
@@ -28,6 +28,10 @@ LABELS = {
 }
 
 MAX_BATCH = 4096
+DEFAULT_HIDDEN = (512, 512)
+MAX_HIDDEN_LAYERS = 6   # as TensorFlow Playground; deeper plain MLPs train badly on MNIST anyway
+MAX_UNITS = 2048
+MAX_VALIDATE_EVERY = 100_000
 MAX_EPOCHS = 1000
 MAX_WORKERS = 64
 
@@ -63,6 +67,14 @@ class TrainConfig:
     # batch_size / workers samples per step and gradients are averaged, so 1 or N workers train alike.
     workers: int = 1
     data_dir: str | None = None  # None: the bundled 5,000 images
+    # The MLP's hidden layers, units per layer ((): no hidden layer, i.e. softmax regression). LeNet-5 ignores it.
+    hidden: tuple[int, ...] = DEFAULT_HIDDEN
+    # Validate every N steps as well as after every epoch (0: after every epoch only), so that a short lesson
+    # run still draws a validation curve with enough points.
+    validate_every: int = 0
+    # Learning-rate changes made while a run trained: (step, learning rate), applied before that step. A re-run
+    # carries them in its config and replays them at the same steps.
+    lr_changes: tuple[tuple[int, float], ...] = ()
 
     def errors(self, lang: str = "en") -> dict[str, str]:
         """Every problem with this config, by field, for a person reading lang; empty when valid."""
@@ -97,6 +109,8 @@ class TrainConfig:
         number("workers", 1, MAX_WORKERS, integer=True)
         if "workers" not in e and "batch_size" not in e and self.batch_size % self.workers:
             say("batch_size", "uneven_batch", batch=self.batch_size, workers=self.workers)
+        number("validate_every", 0, MAX_VALIDATE_EVERY, integer=True)
+        self._shape_errors(say)
         if not isinstance(self.augment, bool):
             say("augment", "not_bool", value=repr(self.augment))
         if not isinstance(self.early_stopping, bool):
@@ -104,6 +118,22 @@ class TrainConfig:
         elif self.early_stopping and "val_fraction" not in e and self.val_fraction == 0:
             say("early_stopping", "needs_validation")
         return e
+
+    def _shape_errors(self, say) -> None:
+        hidden = self.hidden
+        if not isinstance(hidden, tuple) or not all(isinstance(u, int) and not isinstance(u, bool) for u in hidden):
+            say("hidden", "hidden_not_units", value=repr(hidden))
+        elif len(hidden) > MAX_HIDDEN_LAYERS:
+            say("hidden", "hidden_too_deep", n=len(hidden), most=MAX_HIDDEN_LAYERS)
+        elif any(not 1 <= u <= MAX_UNITS for u in hidden):
+            say("hidden", "hidden_units_range", most=MAX_UNITS, value=field_text("hidden", hidden))
+        changes = self.lr_changes
+        steps = [c[0] for c in changes if isinstance(c, tuple) and len(c) == 2]
+        if (len(steps) != len(changes) or any(not isinstance(s, int) or s < 1 for s in steps)
+                or steps != sorted(set(steps))
+                or any(isinstance(c[1], bool) or not isinstance(c[1], (int, float)) or not 0 < c[1] <= 10
+                       for c in changes)):
+            say("lr_changes", "lr_changes_invalid", value=repr(changes))
 
     def validate(self) -> "TrainConfig":
         e = self.errors()
@@ -124,6 +154,11 @@ class TrainConfig:
         unknown = sorted(set(d) - names)
         if unknown:
             raise ConfigError({k: "unknown setting" for k in unknown})
+        d = dict(d)
+        if isinstance(d.get("hidden"), list):  # JSON has lists only
+            d["hidden"] = tuple(d["hidden"])
+        if isinstance(d.get("lr_changes"), list):
+            d["lr_changes"] = tuple(tuple(c) if isinstance(c, list) else c for c in d["lr_changes"])
         return cls(**d)
 
     @classmethod
@@ -132,6 +167,13 @@ class TrainConfig:
 
     def with_(self, **changes) -> "TrainConfig":
         return replace(self, **changes)
+
+    @property
+    def shape_label(self) -> str:
+        """The network's shape in a few characters: "LeNet-5", "MLP 784-64-64-10"."""
+        if self.network != "mlp":
+            return LABELS.get(self.network, self.network)
+        return "MLP " + "-".join(str(n) for n in (784, *self.hidden, 10))
 
     @property
     def worker_batch(self) -> int:
@@ -156,7 +198,13 @@ def parse_field(name: str, raw: Any, lang: str = "en") -> Any:
     if name not in kinds:
         raise ConfigError({name: text(lang, "config.unknown_setting")})
     kind = kinds[name]
+    if name in ("hidden", "lr_changes") and not isinstance(raw, str):
+        return raw  # already typed (a widget's value, a tuple from code)
     text_ = str(raw).strip()
+    if name == "hidden":
+        return _parse_hidden(text_, lang)
+    if name == "lr_changes":
+        return _parse_lr_changes(text_, lang)
     try:
         if kind in ("int", "float") and (not text_.isascii() or "_" in text_):
             raise ValueError  # Python also reads "１" (a full-width digit) and "1_000"; a person would not
@@ -176,3 +224,43 @@ def parse_field(name: str, raw: Any, lang: str = "en") -> Any:
     if name == "data_dir":
         return text_ or None
     return text_
+
+
+def _parse_hidden(text_: str, lang: str) -> tuple[int, ...]:
+    """"64,64" -> (64, 64); "" or "none" -> () (no hidden layer)."""
+    if text_.lower() in ("", "none", "()"):
+        return ()
+    try:
+        parts = [p.strip() for p in text_.strip("()[] ").split(",") if p.strip()]
+        if not all(p.isascii() and p.isdigit() for p in parts):
+            raise ValueError
+        return tuple(int(p) for p in parts)
+    except ValueError:
+        raise ConfigError({"hidden": text(lang, "config.hidden_not_units", value=repr(text_))}) from None
+
+
+def _parse_lr_changes(text_: str, lang: str) -> tuple[tuple[int, float], ...]:
+    """"120:0.05,300:0.01" -> ((120, 0.05), (300, 0.01)); "" -> ()."""
+    if not text_:
+        return ()
+    try:
+        out = []
+        for part in text_.split(","):
+            step, lr = part.split(":")
+            if not (step.strip().isascii() and lr.strip().isascii()):
+                raise ValueError
+            out.append((int(step), float(lr)))
+        return tuple(out)
+    except ValueError:
+        raise ConfigError({"lr_changes": text(lang, "config.lr_changes_invalid", value=repr(text_))}) from None
+
+
+def field_text(name: str, value: Any) -> str:
+    """A setting as text, as a link or the command line takes it back (parse_field's inverse)."""
+    if name == "hidden":
+        return ",".join(str(u) for u in value) if value else "none"
+    if name == "lr_changes":
+        return ",".join(f"{step}:{lr:g}" for step, lr in value)
+    if isinstance(value, bool):
+        return str(value).lower()
+    return str(value)

@@ -5,6 +5,7 @@ import time
 import numpy as np
 import pytest
 
+from core.training.control import Control
 from core.config import TrainConfig
 from core.data.folders import validate_mnist_dir
 from core.training.events import Callback, EpochMetrics, EventLog, StepEvent
@@ -69,7 +70,7 @@ def test_early_stopping_restores_the_best_weights(folder):
     assert not all(np.array_equal(final[k], weights[last][k]) for k in final)
 
 
-class ScriptedControl:
+class ScriptedControl(Control):
     def __init__(self):
         self.pause, self.stop = threading.Event(), threading.Event()
 

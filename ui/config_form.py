@@ -8,12 +8,14 @@ import pandas as pd
 import streamlit as st
 
 from core.app.model_service import MINDSPORE_LOCK
-from core.config import TrainConfig, parse_fields
+from core.config import TrainConfig, field_text, parse_fields
 from ui.i18n import LANG_PARAM, label, language, t
+from ui.present import PRESENT_PARAM
 
 __all__ = ["URL_FIELDS", "config_from_url", "write_url", "layer_table", "ConfigForm"]
 
 URL_FIELDS = [f.name for f in fields(TrainConfig) if f.name != "data_dir"]
+KEPT_PARAMS = (LANG_PARAM, PRESENT_PARAM)  # the link's other parameters, kept as they are
 
 
 def config_from_url(base: TrainConfig) -> tuple[TrainConfig, dict[str, str]]:
@@ -21,7 +23,7 @@ def config_from_url(base: TrainConfig) -> tuple[TrainConfig, dict[str, str]]:
     values, errors = parse_fields({k: st.query_params[k] for k in st.query_params.keys() if k in URL_FIELDS},
                                   language())
     for key in st.query_params.keys():
-        if key not in URL_FIELDS and key != LANG_PARAM:
+        if key not in URL_FIELDS and key not in KEPT_PARAMS:
             errors[key] = t("configure.unknown_param", key=key, value=repr(st.query_params[key]))
     candidate = base.with_(**values)
     for name, msg in candidate.errors(language()).items():
@@ -33,19 +35,17 @@ def config_from_url(base: TrainConfig) -> tuple[TrainConfig, dict[str, str]]:
 def write_url(config: TrainConfig) -> None:
     """Put every setting that differs from the defaults into the page's link (the language stays)."""
     defaults = TrainConfig()
-    params = {k: str(getattr(config, k)).lower() if isinstance(getattr(config, k), bool) else str(getattr(config, k))
-              for k in URL_FIELDS if getattr(config, k) != getattr(defaults, k)}
-    if LANG_PARAM in st.query_params:
-        params[LANG_PARAM] = st.query_params[LANG_PARAM]
+    params = {k: field_text(k, getattr(config, k)) for k in URL_FIELDS if getattr(config, k) != getattr(defaults, k)}
+    params.update({k: st.query_params[k] for k in KEPT_PARAMS if k in st.query_params})
     if dict(st.query_params) != params:
         st.query_params.from_dict(params)
 
 
 @st.cache_data
-def layer_table(network: str) -> pd.DataFrame:
+def layer_table(network: str, hidden: tuple[int, ...]) -> pd.DataFrame:
     with MINDSPORE_LOCK:
         from core.model.networks import build_network, summarize  # deferred: MindSpore
-        rows = summarize(build_network(network))
+        rows = summarize(build_network(network, hidden=hidden))
     return pd.DataFrame([{"layer": r.name, "type": r.kind, "output shape": str(r.output_shape),
                           "parameters": r.params} for r in rows])  # columns renamed per language on display
 
@@ -61,21 +61,25 @@ class ConfigForm:
     def choice(self, name: str, options: tuple, col=st) -> object:
         self.raw[name] = col.selectbox(t(f"configure.f_{name}"), options,
                                        index=options.index(getattr(self.config, name)), format_func=label,
-                                       key=f"cfg_{name}")
+                                       key=f"cfg_{name}", help=t(f"configure.x_{name}"))
         self.slots[name] = col.empty()
         return self.raw[name]
 
-    def text_number(self, name: str, col=st, help=None, disabled: bool = False) -> None:
-        self.raw[name] = col.text_input(t(f"configure.f_{name}"), value=str(getattr(self.config, name)),
-                                        key=f"cfg_{name}", help=help, disabled=disabled)
+    def text_number(self, name: str, col=st, disabled: bool = False) -> None:
+        self.raw[name] = col.text_input(t(f"configure.f_{name}"), value=field_text(name, getattr(self.config, name)),
+                                        key=f"cfg_{name}", help=t(f"configure.x_{name}"), disabled=disabled)
         self.slots[name] = col.empty()
 
-    def checkbox(self, name: str, col=st, help=None, slot: bool = False) -> bool:
+    def checkbox(self, name: str, col=st, slot: bool = False) -> bool:
         self.raw[name] = col.checkbox(t(f"configure.f_{name}"), value=getattr(self.config, name), key=f"cfg_{name}",
-                                      help=help)
+                                      help=t(f"configure.x_{name}"))
         if slot:
             self.slots[name] = col.empty()
         return self.raw[name]
+
+    def explained(self, name: str, col=st) -> None:
+        """The setting's one-line explanation under it (Basic settings: read by people new to them)."""
+        col.caption(t(f"configure.x_{name}"))
 
     def result(self) -> tuple[TrainConfig, dict[str, str]]:
         """The config the widgets describe and the errors (shown under their fields); the config is

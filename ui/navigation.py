@@ -9,6 +9,7 @@ from __future__ import annotations
 import streamlit as st
 
 from ui.i18n import language_switch, t
+from ui.present import presentation_switch
 from ui.runs import sidebar_status
 
 __all__ = ["PAGES", "DEFAULT_PAGE", "page_title", "render_sidebar"]
@@ -40,3 +41,4 @@ def render_sidebar(poll_s: float) -> None:
         st.divider()
         sidebar_status(poll_s)
         language_switch()
+        presentation_switch(t("common.presentation_mode"), t("common.presentation_help"))

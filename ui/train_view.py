@@ -5,30 +5,30 @@ import time
 from dataclasses import dataclass
 
 import pandas as pd
-import plotly.graph_objects as go
 import streamlit as st
-from plotly.subplots import make_subplots
 
 from core.config import TrainConfig
 from core.runs import launcher
 from core.runs.cluster import log_tail, rank_log, rank_log_dir
-from core.runs.rows import RESUMABLE, RequestNotice, Run
+from core.runs.rows import RESUMABLE, Run
 from core.runs.store import RunBusy, RunStore
-from ui.charts import EPOCH_AXIS, LEGEND_ON_TOP
+from ui.curves import CurveOptions, History, curves, downsampling_note, read_history
 from ui.format import STATUS_ICONS, fmt_duration
 from ui.i18n import label, language, say, status_word, t
-from ui.live import run_snapshot
+from ui.live import run_snapshot, shared_views
+from ui.pacing import controls, notice_text, pacing
+from ui.present import presenting
 from ui.text import code, literal
 
-__all__ = ["RunView", "build_view", "start_form", "draw_run"]
+__all__ = ["RunView", "build_view", "start_form", "start_button", "draw_run", "notice_text"]
 
-CHART_POINTS = 1500  # step history is downsampled by the store so long runs keep pages small
 LOG_LINES = 60
+
 
 @dataclass(frozen=True)
 class RunView:
     run: Run | None
-    figure: go.Figure
+    history: History
     log: str                      # the tail of the run's log
     training_s: float | None      # training time so far: pauses (and the time before the first step) left out
 
@@ -38,92 +38,86 @@ def build_view(store: RunStore, run_id: str, live: bool) -> RunView:
     every viewer; its row then comes from the snapshot the sidebar reads too (a view that does not poll must
     read it fresh: a snapshot a moment old would stay on screen)."""
     log = "\n".join(line.message for line in store.logs(run_id, limit=LOG_LINES))
-    steps = store.steps(run_id, max_points=CHART_POINTS)
-    return RunView(run_snapshot(store, run_id) if live else store.get(run_id), curves(steps, store.epochs(run_id)),
-                   log, steps[-1].elapsed if steps else None)
+    run = run_snapshot(store, run_id) if live else store.get(run_id)
+    per_epoch = run.total_steps // run.config.epochs if run and run.total_steps else None
+    history = read_history(store, run_id, per_epoch)
+    return RunView(run, history, log, history.steps[-1].elapsed if history.steps else None)
 
 
-def curves(step_rows: list, epoch_rows: list) -> go.Figure:
-    """Step loss (raw and smoothed), and epoch loss and accuracy (train and validation)."""
-    steps, epochs = pd.DataFrame(step_rows), pd.DataFrame(epoch_rows)
-    fig = make_subplots(rows=1, cols=3, subplot_titles=(t("train.step_loss"), t("train.epoch_loss"),
-                                                        t("train.epoch_accuracy")))
-    if not steps.empty:
-        fig.add_trace(go.Scatter(x=steps["step"], y=steps["loss"], name=t("train.step_loss"), mode="lines",
-                                 line=dict(width=1, color="rgba(120,160,255,0.45)")), 1, 1)
-        smooth = steps["loss"].ewm(alpha=0.1).mean()
-        fig.add_trace(go.Scatter(x=steps["step"], y=smooth, name=t("train.smoothed"), mode="lines",
-                                 line=dict(width=2, color="#2f80ed")), 1, 1)
-    if not epochs.empty:
-        for col, colour, pos in (("train_loss", "#f2994a", 2), ("val_loss", "#27ae60", 2),
-                                 ("train_acc", "#f2994a", 3), ("val_acc", "#27ae60", 3)):
-            if epochs[col].notna().any():
-                fig.add_trace(go.Scatter(x=epochs["epoch"], y=epochs[col], name=t(f"train.{col}"),
-                                         mode="lines+markers",
-                                         line=dict(color=colour, dash="solid" if "train" in col else "dot")), 1, pos)
-    fig.update_layout(height=380, margin=dict(l=10, r=10, t=80, b=10), legend=LEGEND_ON_TOP)
-    fig.update_annotations(yshift=6)  # the subplot titles, clear of the legend above them
-    fig.update_layout(legend_y=1.18)
-    fig.update_xaxes(title_text=t("train.step"), row=1, col=1)
-    fig.update_xaxes(title_text=t("train.epoch"), row=1, col=2, **EPOCH_AXIS)
-    fig.update_xaxes(title_text=t("train.epoch"), row=1, col=3, **EPOCH_AXIS)
-    return fig
+def current_learning_rate(run: Run, history: History) -> float:
+    return history.lr_changes[-1].learning_rate if history.lr_changes else run.config.learning_rate
 
 
-def start_form(store: RunStore, config: TrainConfig, active: Run | None) -> None:
-    """The next run's settings, its name, and Start (disabled while a run trains)."""
+def start_button(store: RunStore, config: TrainConfig, disabled_by: bool = False, name: str | None = None,
+                 key: str = "start") -> bool:
+    """Start (disabled while a run trains or the settings have errors); whether a run was started. A run
+    started elsewhere a moment earlier wins: its name is said here."""
+    active = store.active_run()
+    notice = st.session_state.pop("_train_notice", None)
+    if notice:  # Start lost to a run started elsewhere
+        st.error(say(notice))
+    if not st.button("▶️ " + t("train.start"), type="primary", disabled=active is not None or disabled_by,
+                     help=t("train.one_at_a_time") if active else None, key=key):
+        return False
+    try:
+        st.session_state["run_id"] = launcher.start(store, config, name=name or None)
+        return True
+    except RunBusy as e:
+        st.session_state["_train_notice"] = e.said
+        st.rerun()  # draw the page again around the run that won
+    except (ValueError, OSError) as e:
+        st.error(t("train.could_not_start", error=say(e)))
+    return False
+
+
+def start_form(store: RunStore, config: TrainConfig) -> None:
+    """The next run's settings, its name, and Start."""
     with st.container(border=True):
-        notice = st.session_state.pop("_train_notice", None)
-        if notice:  # Start lost to a run started elsewhere: said here, while the page shows that run live
-            st.error(say(notice))
-        st.markdown(t("train.next_run", network=label(config.network), style=label(config.style),
+        st.markdown(t("train.next_run", network=literal(config.shape_label), style=label(config.style),
                       mode=label(config.mode), optimizer=label(config.optimizer), lr=config.learning_rate,
                       batch=config.batch_size, epochs=config.epochs, seed=config.seed)
                     + (t("train.with_early_stopping") if config.early_stopping else ""))
         name = st.text_input(t("train.run_name"), key="run_name", max_chars=80)
-        if st.button("▶️ " + t("train.start"), type="primary", disabled=active is not None,
-                     help=t("train.one_at_a_time") if active else None):
-            try:
-                st.session_state["run_id"] = launcher.start(store, config, name=name or None)
-                st.rerun()
-            except RunBusy as e:
-                st.session_state["_train_notice"] = e.said
-                st.rerun()  # draw the page again around the run that won
-            except (ValueError, OSError) as e:
-                st.error(t("train.could_not_start", error=say(e)))
+        if start_button(store, config, name=name):
+            st.rerun()
 
 
 def draw_run(store: RunStore, view: RunView) -> None:
-    """One run as the live view shows it: heading, controls, progress, figures, ranks, outcome and log."""
-    run, figure, log = view.run, view.figure, view.log
+    """One run as the live view shows it: heading, controls, curves, progress, ranks, outcome and log (the
+    curves first when presenting)."""
+    run = view.run
     st.subheader(f"{STATUS_ICONS.get(run.status, '')} {literal(run.name)} — {status_word(run.status)}")
     if run.active:
-        _controls(store, run)
-    _progress(run, view.training_s)
-    st.plotly_chart(figure, width="stretch", key="curves")
+        controls(store, run)
+        pacing(store, run, current_learning_rate(run, view.history))
+    if presenting():
+        _curves(store, view)
+        _progress(run, view.training_s)
+    else:
+        _progress(run, view.training_s)
+        _curves(store, view)
     if run.config.workers > 1:
         _ranks(store, run)
     if not run.active:
         _outcome(store, run)
     with st.expander(t("train.log"), expanded=run.active):
-        st.code(log or t("train.empty_log"), language=None)
+        st.code(view.log or t("train.empty_log"), language=None)
 
 
-def _controls(store: RunStore, run: Run) -> None:
-    a, b, _c, _ = st.columns([1, 1, 1, 4])
-    if run.status == "paused":
-        if a.button("▶️ " + t("train.resume"), key="resume"):
-            st.toast(notice_text(store.request(run.id, "resume")))
-    elif a.button("⏸️ " + t("train.pause"), key="pause", disabled=run.status != "running"):
-        st.toast(notice_text(store.request(run.id, "pause")))
-    if b.button("⏹️ " + t("train.stop"), key="stop"):
-        st.toast(notice_text(launcher.stop(store, run.id)))
-
-
-def notice_text(notice: RequestNotice) -> str:
-    """What became of a pause/resume/stop request, in the user's language."""
-    return t(f"train.notice_{notice.code}", what=t(f"train.what_{notice.what}"), name=literal(notice.name),
-             status=status_word(notice.status) if notice.status else "")
+def _curves(store: RunStore, view: RunView) -> None:
+    """The curves with this viewer's smoothing and scale; one build per options, shared by every viewer."""
+    left, right, _ = st.columns([3, 1, 2])
+    smoothing = left.slider(t("train.smoothing"), 0.0, 0.99, 0.8, 0.01, key="smoothing", help=t("train.smoothing_help"))
+    log_y = right.toggle(t("train.log_scale"), key="log_y")
+    options = CurveOptions(smoothing, log_y, presenting())
+    key = (str(store.root), view.run.id, "curves", options, language(), len(view.history.steps),
+           view.history.steps[-1].step if view.history.steps else 0, len(view.history.epochs),
+           len(view.history.validations), len(view.history.lr_changes))
+    figure = shared_views().get(key, lambda: curves(view.history, options))
+    st.plotly_chart(figure, width="stretch", key="curves")
+    note = downsampling_note(view.history)
+    if note:
+        st.caption(note)
 
 
 def _progress(run: Run, training_s: float | None) -> None:
@@ -134,7 +128,7 @@ def _progress(run: Run, training_s: float | None) -> None:
     where = dict(epoch=run.epoch, epochs=run.config.epochs, step=run.step, steps=run.total_steps or "?")
     st.progress(min(frac, 1.0), text=t("train.progress", **where, speed=run.samples_per_s or 0, eta=fmt_duration(run.eta))
                 if run.active else t("train.progress_ended", **where))  # an ended run has no speed or ETA
-    m = st.columns(4)
+    m = [*st.columns(2), *st.columns(2)] if presenting() else st.columns(4)  # metrics never cut to "95.4…"
     m[0].metric(t("train.best_val_acc"), f"{run.best_val_acc:.2%}" if run.best_val_acc is not None else "–")
     m[1].metric(t("train.best_val_loss"), f"{run.best_val_loss:.4f}" if run.best_val_loss is not None else "–")
     m[2].metric(t("train.training_time"), fmt_duration(training_s),

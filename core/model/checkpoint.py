@@ -12,7 +12,7 @@ import numpy as np
 
 from core.config import ConfigError, NETWORKS, TrainConfig
 from core.messages import Explained
-from core.model.networks import build_network
+from core.model.networks import build_network, mlp_hidden_from_shapes, network_for
 
 CONFIG_KEY = "studio_config"
 META_KEY = "studio_meta"
@@ -56,13 +56,19 @@ def _shapes(params: dict) -> dict[str, tuple]:
     return {k: tuple(v.shape) for k, v in params.items() if isinstance(v, ms.Parameter)}
 
 
-def infer_network(params: dict) -> str:
-    """Which of our networks a plain checkpoint (no config inside) belongs to, by parameter names and shapes."""
+def infer_network(params: dict) -> TrainConfig:
+    """Which of our networks (and, for an MLP, which shape) a plain checkpoint (no config inside) belongs to,
+    by parameter names and shapes."""
     shapes = _shapes(params)
-    for name in NETWORKS:
-        expected = {p.name: tuple(p.shape) for p in build_network(name).get_parameters()}
-        if expected == shapes:
-            return name
+    hidden = mlp_hidden_from_shapes(shapes)
+    candidates = [TrainConfig(network=name) for name in NETWORKS]
+    if hidden is not None:
+        candidates.append(TrainConfig(network="mlp", hidden=hidden))
+    for config in candidates:
+        if not config.errors():
+            expected = {p.name: tuple(p.shape) for p in network_for(config).get_parameters()}
+            if expected == shapes:
+                return config
     raise CheckpointError("ckpt_foreign", params=", ".join(f"{k}{list(v)}" for k, v in list(shapes.items())[:6]))
 
 
@@ -105,9 +111,9 @@ def load(path: str | os.PathLike, name: str | None = None) -> LoadedModel:
         except ValueError:
             meta = {}
     else:
-        config = TrainConfig(network=infer_network(params))
+        config = infer_network(params)
     params = {k: v for k, v in params.items() if isinstance(v, ms.Parameter)}
-    net = build_network(config.network)
+    net = network_for(config)
     expected = {p.name: tuple(p.shape) for p in net.get_parameters()}
     got = _shapes(params)
     if expected != got:

@@ -11,6 +11,8 @@ from dataclasses import dataclass
 
 import mindspore.nn as nn
 
+from core.config import DEFAULT_HIDDEN, MAX_HIDDEN_LAYERS
+
 INPUT_SHAPE = (1, 28, 28)
 NUM_CLASSES = 10
 
@@ -40,27 +42,48 @@ class LeNet5(nn.Cell):
 
 
 class MLP(nn.Cell):
-    def __init__(self, num_classes: int = NUM_CLASSES):
+    """Dense + ReLU per hidden layer, then a Dense to the classes. Any shape is the same class in this file (Graph
+    mode parses its source): parameter names stay classifier.<2i>.weight/bias, so a 512,512 checkpoint from
+    before shapes were configurable still loads."""
+
+    def __init__(self, num_classes: int = NUM_CLASSES, hidden: tuple[int, ...] = DEFAULT_HIDDEN):
         super().__init__()
         self.features = nn.SequentialCell([nn.Flatten()])
-        self.classifier = nn.SequentialCell([
-            nn.Dense(28 * 28, 512),
-            nn.ReLU(),
-            nn.Dense(512, 512),
-            nn.ReLU(),
-            nn.Dense(512, num_classes),
-        ])
+        layers, width = [], 28 * 28
+        for units in hidden:
+            layers += [nn.Dense(width, units), nn.ReLU()]
+            width = units
+        self.classifier = nn.SequentialCell(layers + [nn.Dense(width, num_classes)])
 
     def construct(self, x):
         return self.classifier(self.features(x))
 
 
-def build_network(name: str, num_classes: int = NUM_CLASSES) -> nn.Cell:
+def build_network(name: str, num_classes: int = NUM_CLASSES, hidden: tuple[int, ...] = DEFAULT_HIDDEN) -> nn.Cell:
+    """A fresh network; hidden: the MLP's hidden layer widths (LeNet-5 has its classic shape)."""
     if name == "lenet5":
         return LeNet5(num_classes)
     if name == "mlp":
-        return MLP(num_classes)
+        return MLP(num_classes, tuple(hidden))
     raise ValueError(f"unknown network {name!r}; choose lenet5 or mlp")
+
+
+def network_for(config) -> nn.Cell:
+    """The network a TrainConfig describes."""
+    return build_network(config.network, hidden=config.hidden)
+
+
+def mlp_hidden_from_shapes(shapes: dict[str, tuple]) -> tuple[int, ...] | None:
+    """The hidden widths of an MLP checkpoint, from its Dense weights' shapes (None: not our MLP's names)."""
+    dense = []
+    for i in range(0, 2 * (MAX_HIDDEN_LAYERS + 1), 2):
+        shape = shapes.get(f"classifier.{i}.weight")
+        if shape is None:
+            break
+        dense.append(shape)
+    if not dense or dense[0][1:] != (28 * 28,):
+        return None
+    return tuple(int(s[0]) for s in dense[:-1])
 
 
 @dataclass(frozen=True)
@@ -97,7 +120,7 @@ def _out_shape(layer: nn.Cell, shape: tuple[int, ...]) -> tuple[int, ...]:
 
 def summarize(net: nn.Cell) -> list[LayerRow]:
     """One row per leaf layer, in execution order, with output shape (without batch) and parameter count."""
-    rows, shape = [], INPUT_SHAPE
+    rows, shape = [], INPUT_SHAPE  # noqa: the input's shape, without the batch
     for block_name in ("features", "classifier"):
         block = getattr(net, block_name)
         for i, layer in enumerate(block.cell_list):

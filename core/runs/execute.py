@@ -65,9 +65,10 @@ def _record(store: RunStore, run_id: str, callbacks: Iterable[Callback], paralle
             folder = validate_mnist_dir(config.data_dir)
             resume = resume_state(store, run_id)
             writer = CheckpointWriter(store, run_id, config, resume.epoch if resume else None)
-            control = StoreControl(store, run_id)
+            control = StoreControl(store, run_id, recorder)
             watch = CoordinatorWatch(control) if parallel is not None else None
-            result = train(config, folder, [rank, recorder, writer, *callbacks], watch or control, resume=resume,
+            result = train(store.replay_config(run_id), folder,
+                           [rank, recorder, writer, control, *callbacks], watch or control, resume=resume,
                            parallel=parallel)
             if watch is not None and not watch.alive:
                 what = result.said or Message("finished_epochs", {"n": len(result.history)})

@@ -15,7 +15,8 @@ from core.runs.cluster import COORDINATOR_ENV
 from core.runs.processes import pid_alive
 from core.runs.store import RunStore
 from core.training.control import Control
-from core.training.events import Callback, EpochMetrics, LayersEvent, LogEvent, PhaseEvent, StepEvent
+from core.training.events import (Callback, EpochMetrics, LayersEvent, LearningRateEvent, LogEvent, PhaseEvent,
+                                  StepEvent, ValidationEvent)
 from core.training.weights import weights_checksum
 
 __all__ = ["StoreRecorder", "StoreControl", "RankStatus", "CoordinatorWatch", "epoch_line"]
@@ -60,6 +61,15 @@ class StoreRecorder(Callback):
     def on_layers(self, e: LayersEvent) -> None:
         self.store.add_layer_stats(self.run_id, e.stats)
 
+    def on_validation(self, e: ValidationEvent) -> None:
+        self.store.add_validation(self.run_id, e)
+
+    def on_learning_rate(self, e: LearningRateEvent) -> None:
+        self.flush()
+        self.store.add_lr_change(self.run_id, e)
+        self.store.log(self.run_id, f"learning rate {e.learning_rate:g} from step {e.step}"
+                                    + (" (replayed from the config)" if e.replayed else ""))
+
     def on_log(self, e: LogEvent) -> None:
         self.store.log(self.run_id, e.message)
 
@@ -76,28 +86,68 @@ def epoch_line(m: EpochMetrics) -> str:
             f"({m.epoch_seconds:.1f} s, {m.samples_per_s:.0f} samples/s)")
 
 
-class StoreControl:
-    """Reads pause/stop requests from the store, at most every CONTROL_EVERY_S, and mirrors the status."""
+class StoreControl(Control, Callback):
+    """The run's requests, read from the store at most every CONTROL_EVERY_S: pause, resume and stop (its
+    status mirrors them), a lesson's Step (train n steps, then pause), slow motion's delay and a new learning
+    rate. A callback too: it counts the steps, so that a Step pauses at exactly the step asked for."""
 
-    def __init__(self, store: RunStore, run_id: str):
-        self.store, self.run_id = store, run_id
+    def __init__(self, store: RunStore, run_id: str, recorder: StoreRecorder | None = None):
+        self.store, self.run_id, self.recorder = store, run_id, recorder
         self.request, self.checked = "run", 0.0
+        self.step, self.pause_at = 0, None
+        self.delay, self.learning_rate = 0.0, None
+
+    def on_step(self, e: StepEvent) -> None:
+        self.step = e.step
 
     def _refresh(self) -> str:
         if time.monotonic() - self.checked >= CONTROL_EVERY_S:
             run = self.store.get(self.run_id)
-            new = run.request if run else "stop"
-            if new != self.request and new in ("pause", "run"):
-                self.store.update(self.run_id, status="paused" if new == "pause" else "running")
-                self.store.log(self.run_id, "paused" if new == "pause" else "resumed")
-            self.request, self.checked = new, time.monotonic()
+            if run is None:
+                self.request = "stop"
+            else:
+                self._follow(run)
+            self.checked = time.monotonic()
         return self.request
 
+    def _follow(self, run) -> None:
+        if run.step_request:
+            self.pause_at = self.step + run.step_request
+            self.store.update(self.run_id, step_request=None)
+            self.store.log(self.run_id, f"stepping {run.step_request} step(s), then pausing")
+        if run.request != self.request and run.request in ("pause", "run"):
+            self._mirror(run.request)
+        self.request, self.delay = run.request, run.step_delay or 0.0
+        if run.lr_request is not None:
+            self.learning_rate = run.lr_request
+            self.store.take_learning_rate_request(self.run_id, run.lr_request)
+
+    def _mirror(self, request: str) -> None:
+        if request == "pause":
+            self.pause_at = None
+            if self.recorder is not None:
+                self.recorder.flush()  # the page shows the very step it paused at
+        self.store.update(self.run_id, status="paused" if request == "pause" else "running")
+        self.store.log(self.run_id, f"paused at step {self.step}" if request == "pause" else "resumed")
+
     def paused(self) -> bool:
-        return self._refresh() == "pause"
+        if self._refresh() == "run" and self.pause_at is not None and self.step >= self.pause_at:
+            self.store.update(self.run_id, request="pause")  # the Step is done
+            self._mirror("pause")
+            self.request = "pause"
+        return self.request == "pause"
 
     def stop_requested(self) -> bool:
         return self._refresh() == "stop"
+
+    def step_delay(self) -> float:
+        self._refresh()
+        return self.delay
+
+    def learning_rate_request(self) -> float | None:
+        self._refresh()
+        learning_rate, self.learning_rate = self.learning_rate, None
+        return learning_rate
 
 
 class RankStatus(Callback):
@@ -125,7 +175,7 @@ class RankStatus(Callback):
                             epoch=self.epoch, **extra)
 
 
-class CoordinatorWatch:
+class CoordinatorWatch(Control):
     """Control of a data-parallel rank: asks to stop when the process coordinating the run is gone
     (killed), so that no rank trains on as an orphan; otherwise defers to `inner`."""
 
@@ -135,6 +185,9 @@ class CoordinatorWatch:
 
     def paused(self) -> bool:
         return self.inner.paused() if self.inner else False
+
+    def step_delay(self) -> float:
+        return self.inner.step_delay() if self.inner else 0.0
 
     def stop_requested(self) -> bool:
         if self.pid and time.monotonic() - self.checked > 1.0:

@@ -44,6 +44,9 @@ class Run:
     best_epoch: int | None
     checkpoint: str | None
     said: Message | None = None  # the message with its catalogue key (None: a message from before keys)
+    step_request: int | None = None  # a lesson's Step: train this many steps more, then pause
+    step_delay: float = 0.0          # slow motion: seconds to wait before every step
+    lr_request: float | None = None  # a learning rate asked for, not yet taken by the worker
 
     @property
     def active(self) -> bool:
@@ -60,24 +63,31 @@ class Run:
 class RequestNotice:
     """What became of a pause, resume or stop request. A page says it with the catalogue entry
     train.notice_<code> ({name}, {status}); str() is the English of the command line and the logs."""
-    code: str        # requested | gone | finished | already_stopping
-    what: str        # pause | resume | stop
+    code: str        # requested | gone | finished | already_stopping | bad_value | not_parallel
+    what: str        # pause | resume | stop | step | learning_rate | delay
     name: str = ""   # the run's
     status: str = ""
 
     def __str__(self) -> str:
-        return {"requested": f"{self.what.capitalize()} requested.",
+        return {"requested": f"{self.what.replace('_', ' ').capitalize()} requested.",
                 "gone": "That run no longer exists.",
                 "finished": f"Run '{self.name}' has already finished ({self.status}); nothing to {self.what}.",
-                "already_stopping": f"Stop was already requested for '{self.name}'."}[self.code]
+                "already_stopping": f"Stop was already requested for '{self.name}'.",
+                "bad_value": f"That value cannot be used for {self.what.replace('_', ' ')}.",
+                "not_parallel": f"'{self.name}' trains data-parallel: {self.what.replace('_', ' ')} changes are "
+                                "made for single-process runs only."}[self.code]
 
 
 @dataclass(frozen=True)
 class StepRow:
+    """One step, or the mean of `count` consecutive steps ending at `step` (a long run's history downsampled)."""
     step: int
     epoch: int
     loss: float | None
     elapsed: float | None
+    loss_min: float | None = None
+    loss_max: float | None = None
+    count: int = 1
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,8 @@ from core.messages import Explained, ExplainedValueError, Message
 from core.runs.ids import check_run_id, new_run_id
 from core.runs.processes import pid_alive
 from core.runs.rows import ACTIVE, FINISHED, RESUMABLE, LogLine, RankRow, RequestNotice, Run, StepRow
-from core.training.events import EpochMetrics
+from core.training.control import MAX_STEP_DELAY_S
+from core.training.events import EpochMetrics, LearningRateEvent, ValidationEvent
 from core.training.layer_stats import LayerStat
 
 __all__ = ["DATA_DIR_ENV", "RunBusy", "StoreError", "RunStore", "default_data_dir"]
@@ -36,7 +37,8 @@ CREATE TABLE IF NOT EXISTS runs (
     created REAL NOT NULL, started REAL, finished REAL, heartbeat REAL, pid INTEGER,
     phase TEXT NOT NULL DEFAULT '', step INTEGER NOT NULL DEFAULT 0, total_steps INTEGER NOT NULL DEFAULT 0,
     epoch INTEGER NOT NULL DEFAULT 0, samples_per_s REAL, eta REAL,
-    best_val_acc REAL, best_val_loss REAL, best_epoch INTEGER, checkpoint TEXT, said TEXT
+    best_val_acc REAL, best_val_loss REAL, best_epoch INTEGER, checkpoint TEXT, said TEXT,
+    step_request INTEGER, step_delay REAL NOT NULL DEFAULT 0, lr_request REAL
 );
 CREATE TABLE IF NOT EXISTS steps (
     run_id TEXT NOT NULL, step INTEGER NOT NULL, epoch INTEGER NOT NULL, loss REAL, elapsed REAL,
@@ -55,11 +57,24 @@ CREATE TABLE IF NOT EXISTS workers (
     state TEXT NOT NULL DEFAULT 'starting', step INTEGER NOT NULL DEFAULT 0, epoch INTEGER NOT NULL DEFAULT 0,
     heartbeat REAL, message TEXT NOT NULL DEFAULT '', weights_sha256 TEXT, said TEXT, PRIMARY KEY (run_id, rank)
 );
+CREATE TABLE IF NOT EXISTS validations (
+    run_id TEXT NOT NULL, step INTEGER NOT NULL, epoch INTEGER NOT NULL, val_loss REAL, val_acc REAL,
+    PRIMARY KEY (run_id, step)
+);
+CREATE TABLE IF NOT EXISTS lr_changes (
+    run_id TEXT NOT NULL, step INTEGER NOT NULL, learning_rate REAL NOT NULL, replayed INTEGER NOT NULL DEFAULT 0,
+    t REAL NOT NULL, PRIMARY KEY (run_id, step)
+);
 CREATE TABLE IF NOT EXISTS layer_stats (
     run_id TEXT NOT NULL, epoch INTEGER NOT NULL, param TEXT NOT NULL, kind TEXT NOT NULL, mean REAL, std REAL,
     min REAL, max REAL, norm REAL, zeros REAL, hist TEXT NOT NULL, PRIMARY KEY (run_id, epoch, param, kind)
 );
 """
+# Columns added since the first stores were written, added to an older store when it is opened.
+ADDED_COLUMNS = (("runs", "said", "TEXT"), ("workers", "said", "TEXT"),  # messages with catalogue keys
+                 ("runs", "step_request", "INTEGER"), ("runs", "step_delay", "REAL NOT NULL DEFAULT 0"),
+                 ("runs", "lr_request", "REAL"))                          # a lesson's pacing
+MAX_STEP_REQUEST = 10_000
 
 
 class StoreError(Explained, OSError):
@@ -88,9 +103,9 @@ class RunStore:
         with self._connect() as db:
             db.execute("PRAGMA journal_mode=WAL")
             db.executescript(SCHEMA)
-            for table in ("runs", "workers"):  # a store from before messages had catalogue keys
-                if "said" not in {r["name"] for r in db.execute(f"PRAGMA table_info({table})")}:
-                    db.execute(f"ALTER TABLE {table} ADD COLUMN said TEXT")
+            for table, column, kind in ADDED_COLUMNS:  # a store written by an older version
+                if column not in {r["name"] for r in db.execute(f"PRAGMA table_info({table})")}:
+                    db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {kind}")
 
     @contextmanager
     def _connect(self):
@@ -190,7 +205,7 @@ class RunStore:
         if run.active:
             raise RunBusy("delete_active", name=run.name, status=run.status)
         with self._tx() as db:
-            for table in ("steps", "epochs", "logs", "layer_stats", "workers"):
+            for table in ("steps", "epochs", "logs", "layer_stats", "workers", "validations", "lr_changes"):
                 db.execute(f"DELETE FROM {table} WHERE run_id = ?", (run_id,))
             db.execute("DELETE FROM runs WHERE id = ?", (run_id,))
         shutil.rmtree(self.checkpoint_path(run_id).parent, ignore_errors=True)
@@ -248,7 +263,9 @@ class RunStore:
             dropped = db.execute("DELETE FROM steps WHERE run_id = ? AND epoch > ?", (run_id, epoch)).rowcount
             db.execute("DELETE FROM epochs WHERE run_id = ? AND epoch > ?", (run_id, epoch))
             db.execute("DELETE FROM layer_stats WHERE run_id = ? AND epoch > ?", (run_id, epoch))
+            db.execute("DELETE FROM validations WHERE run_id = ? AND epoch > ?", (run_id, epoch))
             last = db.execute("SELECT MAX(step) FROM steps WHERE run_id = ?", (run_id,)).fetchone()[0]
+            db.execute("DELETE FROM lr_changes WHERE run_id = ? AND step > ?", (run_id, last or 0))
             db.execute("UPDATE runs SET epoch = ?, step = ? WHERE id = ?", (epoch, last or 0, run_id))
         return dropped
 
@@ -265,6 +282,40 @@ class RunStore:
             return RequestNotice("already_stopping", what, run.name, run.status)
         self.update(run_id, request={"pause": "pause", "resume": "run", "stop": "stop"}[what])
         return RequestNotice("requested", what, run.name, run.status)
+
+    def request_steps(self, run_id: str, n: int) -> RequestNotice:
+        """Ask a run to take n more steps and then pause (the Step button of a lesson)."""
+        return self._pacing(run_id, "step", lambda run: {"request": "run", "step_request": n},
+                            valid=isinstance(n, int) and 1 <= n <= MAX_STEP_REQUEST)
+
+    def request_learning_rate(self, run_id: str, learning_rate: float) -> RequestNotice:
+        """Ask a run to train on with another learning rate from its next step (recorded in lr_changes)."""
+        return self._pacing(run_id, "learning_rate", lambda run: {"lr_request": float(learning_rate)},
+                            valid=isinstance(learning_rate, (int, float)) and 0 < learning_rate <= 10)
+
+    def set_step_delay(self, run_id: str, seconds: float) -> RequestNotice:
+        """Slow motion: wait this long before every step (0: full speed; at most MAX_STEP_DELAY_S)."""
+        return self._pacing(run_id, "delay", lambda run: {"step_delay": float(seconds)},
+                            valid=isinstance(seconds, (int, float)) and 0 <= seconds <= MAX_STEP_DELAY_S,
+                            parallel_ok=True)
+
+    def _pacing(self, run_id: str, what: str, fields, valid: bool, parallel_ok: bool = False) -> RequestNotice:
+        run = self.get(run_id)
+        if run is None:
+            return RequestNotice("gone", what)
+        if not run.active:
+            return RequestNotice("finished", what, run.name, run.status)
+        if not valid:
+            return RequestNotice("bad_value", what, run.name, run.status)
+        if run.config.workers > 1 and not parallel_ok:
+            return RequestNotice("not_parallel", what, run.name, run.status)
+        self.update(run_id, **fields(run))
+        return RequestNotice("requested", what, run.name, run.status)
+
+    def take_learning_rate_request(self, run_id: str, learning_rate: float) -> None:
+        """The worker took the request (a newer one written meanwhile stays)."""
+        with self._connect() as db:
+            db.execute("UPDATE runs SET lr_request = NULL WHERE id = ? AND lr_request = ?", (run_id, learning_rate))
 
     # --- metrics and logs (written by workers) -----------------------------------------------------------
     def add_steps(self, run_id: str, rows: list[tuple[int, int, float, float]], **progress) -> None:
@@ -287,6 +338,29 @@ class RunStore:
             db.executemany("INSERT OR REPLACE INTO layer_stats VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                            [(run_id, s.epoch, s.param, s.kind, s.mean, s.std, s.min, s.max, s.norm, s.zeros,
                              json.dumps({"edges": s.hist_edges, "counts": s.hist_counts})) for s in stats])
+
+    def add_validation(self, run_id: str, v: ValidationEvent) -> None:
+        with self._connect() as db:
+            db.execute("INSERT OR REPLACE INTO validations VALUES (?, ?, ?, ?, ?)",
+                       (run_id, v.step, v.epoch, v.val_loss, v.val_acc))
+
+    def validations(self, run_id: str) -> list[ValidationEvent]:
+        with self._connect() as db:
+            rows = db.execute("SELECT step, epoch, val_loss, val_acc FROM validations WHERE run_id = ? ORDER BY step",
+                              (run_id,)).fetchall()
+        return [ValidationEvent(**dict(r)) for r in rows]
+
+    def add_lr_change(self, run_id: str, e: LearningRateEvent) -> None:
+        with self._connect() as db:
+            db.execute("INSERT OR REPLACE INTO lr_changes VALUES (?, ?, ?, ?, ?)",
+                       (run_id, e.step, e.learning_rate, int(e.replayed), time.time()))
+
+    def lr_changes(self, run_id: str) -> list[LearningRateEvent]:
+        """Every learning-rate change of a run, by step (asked for while it trained, or replayed)."""
+        with self._connect() as db:
+            rows = db.execute("SELECT step, learning_rate, replayed FROM lr_changes WHERE run_id = ? ORDER BY step",
+                              (run_id,)).fetchall()
+        return [LearningRateEvent(r["step"], r["learning_rate"], bool(r["replayed"])) for r in rows]
 
     def layer_stats(self, run_id: str) -> list[LayerStat]:
         """Every recorded weight/gradient summary of a run, by epoch then parameter (in network order)."""
@@ -329,14 +403,26 @@ class RunStore:
             db.execute("INSERT INTO logs (run_id, t, message) VALUES (?, ?, ?)", (run_id, time.time(), message))
 
     def steps(self, run_id: str, max_points: int = 2000) -> list[StepRow]:
-        """Step losses, evenly downsampled to at most max_points rows (the last step always included)."""
+        """Step losses; more than max_points steps are averaged in equal buckets of consecutive steps (each row
+        then has the bucket's last step, mean loss, min and max, and how many steps it stands for)."""
         with self._connect() as db:
             n = db.execute("SELECT COUNT(*) FROM steps WHERE run_id = ?", (run_id,)).fetchone()[0]
             every = max(1, -(-n // max_points))
-            rows = db.execute("SELECT step, epoch, loss, elapsed FROM steps WHERE run_id = ? AND "
-                              "((step - 1) % ? = 0 OR step = (SELECT MAX(step) FROM steps WHERE run_id = ?)) "
-                              "ORDER BY step", (run_id, every, run_id)).fetchall()
+            rows = db.execute("SELECT MAX(step) AS step, MAX(epoch) AS epoch, AVG(loss) AS loss, MIN(loss) AS loss_min, "
+                              "MAX(loss) AS loss_max, MAX(elapsed) AS elapsed, COUNT(*) AS count FROM steps "
+                              "WHERE run_id = ? GROUP BY (step - 1) / ? ORDER BY step", (run_id, every)).fetchall()
         return [StepRow(**dict(r)) for r in rows]
+
+    def replay_config(self, run_id: str) -> TrainConfig | None:
+        """The run's config with the learning-rate changes it made while it trained: what a re-run (or the run
+        itself, resumed) replays at the same steps."""
+        run = self.get(run_id)
+        if run is None:
+            return None
+        recorded = {e.step: e.learning_rate for e in self.lr_changes(run_id)}
+        if not recorded:
+            return run.config
+        return run.config.with_(lr_changes=tuple(sorted({**dict(run.config.lr_changes), **recorded}.items())))
 
     def epochs(self, run_id: str) -> list[EpochMetrics]:
         with self._connect() as db:

@@ -1,38 +1,52 @@
-"""Pause and stop between steps: what the trainer asks, and the data-parallel version decided together."""
+"""Between steps the trainer asks its Control: pause? stop? wait a moment (slow motion)? a new learning rate?
+And the data-parallel version, decided together."""
 from __future__ import annotations
 
 import time
-from typing import Protocol
+from typing import TYPE_CHECKING
 
-from core.training.parallel import Parallel
+if TYPE_CHECKING:  # the run store reads this module's limits without importing MindSpore
+    from core.training.parallel import Parallel
 
-__all__ = ["Control", "NoControl", "CollectiveControl", "wait_while_paused"]
+__all__ = ["Control", "NoControl", "CollectiveControl", "wait_while_paused", "slow_down", "MAX_STEP_DELAY_S"]
 
 PAUSE_POLL_S = 0.1
+MAX_STEP_DELAY_S = 5.0  # slow motion: the longest wait between two steps
 
 
-class Control(Protocol):
-    """What the trainer asks between steps; a run store or a test implements it."""
+class Control:
+    """What the trainer asks between steps; a run store or a test implements it. By default nothing is asked:
+    never paused or stopped, no delay, no new learning rate."""
 
-    def paused(self) -> bool: ...
-
-    def stop_requested(self) -> bool: ...
-
-
-class NoControl:
     def paused(self) -> bool:
         return False
 
     def stop_requested(self) -> bool:
         return False
 
+    def step_delay(self) -> float:
+        """Seconds to wait before the next step (slow motion for a lesson); 0: none."""
+        return 0.0
 
-class CollectiveControl:
+    def learning_rate_request(self) -> float | None:
+        """A learning rate asked for while the run trains, handed over once (then None)."""
+        return None
+
+    def interrupts_wait(self) -> bool:
+        """Whether slow motion's wait should end now (a pause or a stop asked for)."""
+        return self.stop_requested() or self.paused()
+
+
+class NoControl(Control):
+    """Nobody asks anything."""
+
+
+class CollectiveControl(Control):
     """Pause and stop decided together: every `every` steps (and at every poll while paused) the workers
     add up their requests, so all of them pause, resume or stop at the same step. A worker that acted
     alone would leave the others waiting in their next gradient all-reduce."""
 
-    def __init__(self, parallel: Parallel, local: Control, every: int = 10):
+    def __init__(self, parallel: "Parallel", local: Control, every: int = 10):
         self.parallel, self.local, self.every = parallel, local, every
         self.calls, self.pause, self.stop = 0, False, False
 
@@ -45,6 +59,27 @@ class CollectiveControl:
 
     def stop_requested(self) -> bool:
         return self.stop
+
+    def interrupts_wait(self) -> bool:
+        return self.stop  # paused() here is a collective call: every rank must make the same number of them
+
+    def step_delay(self) -> float:
+        return self.local.step_delay()  # a delay needs no agreement: the slowest rank sets the pace anyway
+
+    # learning_rate_request stays None: a rank that changed its learning rate alone would train a different
+    # model from the others, so live changes are refused for data-parallel runs (RunStore.request_learning_rate);
+    # the config's lr_changes are replayed by every rank at the same step.
+
+
+def slow_down(control: Control) -> float:
+    """Wait the control's step delay (slow motion), answering a stop or pause at once; the seconds waited."""
+    delay = min(max(control.step_delay(), 0.0), MAX_STEP_DELAY_S)
+    if delay <= 0:
+        return 0.0
+    started = time.monotonic()
+    while time.monotonic() - started < delay and not control.interrupts_wait():
+        time.sleep(min(PAUSE_POLL_S, delay))
+    return time.monotonic() - started
 
 
 def wait_while_paused(control: Control) -> tuple[bool, float]:

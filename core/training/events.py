@@ -6,6 +6,9 @@ The trainer emits, in this order:
   StepEvent                                 after every step
   EpochMetrics                              after every epoch (validation included)
   LayersEvent                               epoch 0 (the initial weights) and after every epoch
+  ValidationEvent                           every config.validate_every steps and after every epoch (when
+                                            validate_every is set)
+  LearningRateEvent                         before the step a new learning rate is first used by
   LogEvent                                  a line for the run's log, at any time
 and after every epoch whose weights are sound it calls Callback.on_epoch_end(net, metrics) (e.g. to
 checkpoint). Each event names its Callback method, so no one dispatches on a string.
@@ -19,7 +22,7 @@ from typing import Any, ClassVar, Iterable
 
 from core.training.layer_stats import LayerStat
 
-__all__ = ["PhaseEvent", "StepEvent", "EpochMetrics", "LayersEvent", "LogEvent", "Event", "Callback",
+__all__ = ["PhaseEvent", "StepEvent", "EpochMetrics", "LayersEvent", "ValidationEvent", "LearningRateEvent", "LogEvent", "Event", "Callback",
            "CallbackList", "EventLog"]
 
 
@@ -71,12 +74,31 @@ class LayersEvent:
 
 
 @dataclass(frozen=True)
+class ValidationEvent:
+    """Validation between epochs (config.validate_every), so a short run still has a validation curve."""
+    handler: ClassVar[str] = "on_validation"
+    step: int
+    epoch: int
+    val_loss: float
+    val_acc: float
+
+
+@dataclass(frozen=True)
+class LearningRateEvent:
+    """The learning rate changed: step is the first step that uses it."""
+    handler: ClassVar[str] = "on_learning_rate"
+    step: int
+    learning_rate: float
+    replayed: bool = False   # from the config's lr_changes (a re-run), not asked for while training
+
+
+@dataclass(frozen=True)
 class LogEvent:
     handler: ClassVar[str] = "on_log"
     message: str
 
 
-Event = PhaseEvent | StepEvent | EpochMetrics | LayersEvent | LogEvent
+Event = PhaseEvent | StepEvent | EpochMetrics | LayersEvent | ValidationEvent | LearningRateEvent | LogEvent
 
 
 class Callback:
@@ -102,6 +124,12 @@ class Callback:
 
     def on_layers(self, event: LayersEvent) -> None:
         """Per-parameter weight and gradient statistics of an epoch."""
+
+    def on_validation(self, event: ValidationEvent) -> None:
+        """Validation between epochs (config.validate_every)."""
+
+    def on_learning_rate(self, event: LearningRateEvent) -> None:
+        """The learning rate changed before a step."""
 
     def on_log(self, event: LogEvent) -> None:
         """A line for the run's log."""

@@ -21,15 +21,17 @@ from core.data.folders import MnistFolder, load_labels, stratified_split
 from core.data.pipeline import create_dataset
 from core.model.evaluation import NetWithLoss, evaluate_batches
 from core.model.losses import build_loss
-from core.model.networks import build_network
+from core.model.networks import network_for
 from core.model.optim import build_optimizer
 from core.messages import Message
 from core.runtime import set_mode
 from core.training.clock import StepClock
-from core.training.control import CollectiveControl, Control, NoControl, wait_while_paused
+from core.training.control import CollectiveControl, Control, NoControl, slow_down, wait_while_paused
 from core.training.early_stopping import EarlyStopping
-from core.training.events import (Callback, CallbackList, EpochMetrics, LayersEvent, PhaseEvent, StepEvent)
+from core.training.events import (Callback, CallbackList, EpochMetrics, LayersEvent, PhaseEvent, StepEvent,
+                                  ValidationEvent)
 from core.training.layer_stats import summarize_all
+from core.training.learning_rate import LearningRates
 from core.training.parallel import Parallel
 from core.training.resume import ResumeState
 from core.training.steps import Stepper, make_train_step
@@ -70,6 +72,7 @@ class Model:
     net: nn.Cell
     step: Stepper
     eval_net: NetWithLoss
+    optimizer: nn.Optimizer
 
 
 @dataclass
@@ -98,6 +101,7 @@ class _Loop:
     parallel: Parallel | None
     step: int            # steps taken so far
     first_step: int      # the number of this session's first step (it compiles)
+    rates: LearningRates
 
 
 def train(config: TrainConfig, folder: MnistFolder, callbacks: Iterable[Callback] = (),
@@ -120,7 +124,8 @@ def train(config: TrainConfig, folder: MnistFolder, callbacks: Iterable[Callback
     step = resume.step if resume else 0
     loop = _Loop(config, data, model, CallbackList(callbacks), _control(control, parallel),
                  StepClock(data.steps_per_epoch * config.epochs, resume.elapsed if resume else 0.0), parallel,
-                 step=step, first_step=step + 1)
+                 step=step, first_step=step + 1,
+                 rates=LearningRates(model.optimizer, config.lr_changes, first_step=step + 1))
     _announce(loop, resume)
     stopping = EarlyStopping.for_run(config, resume)
     result = TrainResult("completed", model.net, history=list(resume.history) if resume else [])
@@ -176,14 +181,14 @@ def prepare_data(config: TrainConfig, folder: MnistFolder, parallel: Parallel | 
 
 def build_model(config: TrainConfig, resume: ResumeState | None, parallel: Parallel | None) -> Model:
     """The network (with a resumed run's weights), its train step in the configured style, and its evaluator."""
-    net = build_network(config.network)
+    net = network_for(config)
     if config.amp_level != "O0":
         net = ms.amp.auto_mixed_precision(net, config.amp_level)  # casts in place; names stay the same
     if resume is not None:
         restore(net, resume.weights)
     loss_fn = build_loss(config.loss)
     optimizer = build_optimizer(config, net.trainable_params())
-    return Model(net, make_train_step(config, net, loss_fn, optimizer, parallel), NetWithLoss(net, loss_fn))
+    return Model(net, make_train_step(config, net, loss_fn, optimizer, parallel), NetWithLoss(net, loss_fn), optimizer)
 
 
 def _announce(loop: _Loop, resume: ResumeState | None) -> None:
@@ -205,11 +210,7 @@ def _train_epoch(loop: _Loop, epoch: int, iterator) -> EpochTally:
     tally = EpochTally(started=time.monotonic())
     last_step = loop.step + loop.data.steps_per_epoch
     for data, label in iterator:  # the shared iterator ends each pass at the epoch boundary
-        stop, paused = wait_while_paused(loop.control)
-        if paused:
-            tally.paused += paused
-            loop.clock.paused(paused)
-        if stop:
+        if _wait_for_turn(loop, tally):
             tally.ended, tally.said = "stopped", Message("stopped_at", {"step": loop.step})
             break
         loss, logits, grads, seconds = _take_step(loop, data, label, with_grads=loop.step + 1 == last_step)
@@ -228,7 +229,39 @@ def _train_epoch(loop: _Loop, epoch: int, iterator) -> EpochTally:
                                    samples_per_s=loop.clock.samples_per_s(seconds, samples),
                                    elapsed=loop.clock.elapsed(), eta=loop.clock.eta(loop.step, seconds),
                                    total_steps=loop.clock.total_steps))
+        if _validation_due(loop, last_step):
+            _validate_now(loop, epoch)
     return tally
+
+
+def _wait_for_turn(loop: _Loop, tally: EpochTally) -> bool:
+    """Before a step: wait while paused, then slow motion's delay (neither counts as training time), then take
+    a new learning rate. Whether the run is asked to stop."""
+    stop, paused = wait_while_paused(loop.control)
+    if not stop:
+        paused += slow_down(loop.control)
+        stop, more = wait_while_paused(loop.control)  # a pause asked for during the delay
+        paused += more
+    if paused:
+        tally.paused += paused
+        loop.clock.paused(paused)
+    if not stop:
+        change = loop.rates.before_step(loop.step + 1, loop.control)
+        if change is not None:
+            loop.events.emit(change)
+    return stop
+
+
+def _validation_due(loop: _Loop, last_step: int) -> bool:
+    """Validation between epochs, every config.validate_every steps (the epoch's last step validates anyway)."""
+    every = loop.config.validate_every
+    return bool(every) and loop.data.validation is not None and loop.step % every == 0 and loop.step != last_step
+
+
+def _validate_now(loop: _Loop, epoch: int) -> None:
+    val_loss, val_acc, _, _ = evaluate_batches(loop.model.eval_net, loop.data.validation)
+    loop.model.net.set_train()
+    loop.events.emit(ValidationEvent(loop.step, epoch, val_loss, val_acc))
 
 
 def _take_step(loop: _Loop, data, label, with_grads: bool):
@@ -268,6 +301,8 @@ def _close_epoch(loop: _Loop, epoch: int, tally: EpochTally, stopping: EarlyStop
                            samples_per_s=tally.seen / max(seconds, 1e-9), elapsed=elapsed, step=loop.step,
                            eta=loop.clock.eta(loop.step), best=stopping.update(epoch, val_loss, loop.model.net))
     loop.events.emit(metrics)
+    if loop.config.validate_every and val_loss is not None:  # the validation curve's point at the epoch's end
+        loop.events.emit(ValidationEvent(loop.step, epoch, val_loss, val_acc))
     loop.events.emit(LayersEvent(epoch, summarize_all(epoch, snapshot(loop.model.net), tally.grads)))
     loop.events.epoch_end(loop.model.net, metrics)
     return metrics

@@ -73,7 +73,12 @@ def test_step_history_is_downsampled(store):
     run_id = store.create_run(TrainConfig(), exclusive=False)
     store.add_steps(run_id, [(i, 1, 1.0 / i, i * 0.01) for i in range(1, 10001)])
     rows = store.steps(run_id, max_points=500)
-    assert len(rows) <= 501 and rows[0].step == 1 and rows[-1].step == 10000
+    assert len(rows) == 500 and rows[0].step == 20 and rows[-1].step == 10000
+    assert all(r.count == 20 for r in rows)  # every step counted once, in equal buckets
+    first = [1.0 / i for i in range(1, 21)]
+    assert rows[0].loss == pytest.approx(sum(first) / 20)
+    assert (rows[0].loss_min, rows[0].loss_max) == (pytest.approx(min(first)), pytest.approx(max(first)))
+    assert [r.step for r in store.steps(run_id, max_points=20_000)] == list(range(1, 10001))
 
 
 def test_delete_removes_everything_but_not_an_active_run(store):

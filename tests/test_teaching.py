@@ -1,0 +1,118 @@
+"""A lesson's training controls on real MindSpore: the MLP's shape, the learning rate changed while it trains
+(and replayed by a re-run), validation every N steps, Step (n steps, then pause) and slow motion."""
+from __future__ import annotations
+
+import threading
+import time
+
+import numpy as np
+import pytest
+
+from core.config import ConfigError, TrainConfig, field_text, parse_field
+from core.data.folders import validate_mnist_dir
+from core.model.networks import count_parameters, network_for
+from core.runs.execute import execute
+from core.training.control import Control
+from core.training.events import EventLog, LearningRateEvent, StepEvent, ValidationEvent
+from core.training.loop import train
+from core.training.weights import snapshot
+
+
+def lesson_config(small_mnist, **changes) -> TrainConfig:
+    settings = dict(network="mlp", hidden=(64, 64), mode="pynative", epochs=1, batch_size=32, data_dir=str(small_mnist))
+    return TrainConfig(**{**settings, **changes})
+
+
+def test_the_mlp_takes_the_shape_it_is_given_and_counts_its_parameters():
+    assert count_parameters(network_for(TrainConfig(network="mlp", hidden=(64, 64)))) == 784 * 64 + 64 + 64 * 64 + 64 + 64 * 10 + 10
+    assert count_parameters(network_for(TrainConfig(network="mlp", hidden=()))) == 784 * 10 + 10
+    assert count_parameters(network_for(TrainConfig(network="mlp"))) == 784 * 512 + 512 + 512 * 512 + 512 + 5130
+    assert parse_field("hidden", "128, 32") == (128, 32) and field_text("hidden", (128, 32)) == "128,32"
+    with pytest.raises(ConfigError, match="layer widths"):
+        parse_field("hidden", "64;64")
+    assert "hidden" in TrainConfig(network="mlp", hidden=(64,) * 7).errors()
+
+
+class AskOnce(Control):
+    """Asks for a learning rate before a given step, as the Train page does through the store."""
+
+    def __init__(self, step: int, learning_rate: float):
+        self.at, self.learning_rate, self.steps = step, learning_rate, 0
+
+    def learning_rate_request(self):
+        self.steps += 1
+        return self.learning_rate if self.steps == self.at else None
+
+
+@pytest.mark.parametrize("mode,style", [("pynative", "cell"), ("graph", "functional")])
+def test_a_learning_rate_asked_for_mid_run_is_used_from_the_next_step_and_a_rerun_replays_it(small_mnist, mode, style):
+    config = lesson_config(small_mnist, mode=mode, style=style, learning_rate=0.01, optimizer="sgd")
+    folder = validate_mnist_dir(config.data_dir)
+    live_events = EventLog()
+    live = train(config, folder, [live_events], AskOnce(step=6, learning_rate=0.2))
+    changes = live_events.of(LearningRateEvent)
+    assert changes == [LearningRateEvent(6, pytest.approx(0.2))]
+    replay_events = EventLog()
+    replay = train(config.with_(lr_changes=((6, 0.2),)), folder, [replay_events])
+    assert replay_events.of(LearningRateEvent) == [LearningRateEvent(6, pytest.approx(0.2), replayed=True)]
+    unchanged = train(config, folder)
+    a, b, c = snapshot(live.net), snapshot(replay.net), snapshot(unchanged.net)
+    assert all(np.array_equal(a[k], b[k]) for k in a), "the re-run must replay the change exactly"
+    assert any(not np.allclose(a[k], c[k]) for k in a), "a 20x learning rate from step 6 must change the weights"
+
+
+def test_validation_every_n_steps_gives_a_curve_within_one_epoch(small_mnist):
+    events = EventLog()
+    result = train(lesson_config(small_mnist, validate_every=10), validate_mnist_dir(str(small_mnist)), [events])
+    steps = result.steps  # 1,080 training images / 32 -> 34 steps
+    points = events.of(ValidationEvent)
+    assert [p.step for p in points] == [10, 20, 30, steps]
+    assert all(0 <= p.val_acc <= 1 and np.isfinite(p.val_loss) for p in points)
+    assert points[-1].val_acc == pytest.approx(result.history[-1].val_acc)
+
+
+def wait_for(predicate, timeout=60.0, what="condition"):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.05)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def test_step_slow_motion_and_a_new_learning_rate_through_the_run_store(store, small_mnist):
+    run_id = store.create_run(lesson_config(small_mnist, epochs=50), name="lesson")
+    store.request(run_id, "pause")  # paused before its first step, as a teacher would prepare it
+    worker = threading.Thread(target=execute, args=(store, run_id), daemon=True)
+    worker.start()
+    wait_for(lambda: store.get(run_id).status == "paused", what="the run to pause")
+    assert store.get(run_id).step == 0
+
+    assert store.request_steps(run_id, 7).code == "requested"
+    wait_for(lambda: store.get(run_id).status == "paused" and store.get(run_id).step > 0, what="7 steps")
+    time.sleep(0.5)
+    assert store.get(run_id).step == 7, "Step trains exactly the steps asked for, then pauses"
+
+    assert store.request_learning_rate(run_id, 0.05).code == "requested"
+    assert store.request_learning_rate(run_id, 0).code == "bad_value"
+    store.request_steps(run_id, 3)
+    wait_for(lambda: store.get(run_id).status == "paused" and store.get(run_id).step == 10, what="3 more steps")
+    assert store.lr_changes(run_id) == [LearningRateEvent(8, pytest.approx(0.05))]
+
+    assert store.set_step_delay(run_id, 0.25).code == "requested"
+    store.request(run_id, "resume")
+    wait_for(lambda: store.get(run_id).status == "running", what="resume")
+    start_step, started = store.get(run_id).step, time.monotonic()
+    time.sleep(2.0)
+    store.request(run_id, "pause")
+    wait_for(lambda: store.get(run_id).status == "paused", what="pause in slow motion")
+    taken = store.get(run_id).step - start_step
+    assert 3 <= taken <= 2.5 / 0.25 + 1, f"slow motion at 0.25 s per step took {taken} steps in ~2 s"
+    store.request(run_id, "stop")
+    worker.join(60)
+    run = store.get(run_id)
+    assert run.status == "stopped"
+    assert run.epoch < 2 and not worker.is_alive()
+    steps = store.steps(run_id)
+    assert [s.step for s in steps] == list(range(1, run.step + 1)), "no step lost or repeated by pausing"

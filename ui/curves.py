@@ -1,0 +1,156 @@
+"""A run's curves as people can read them: loss per step (raw kept faint, smoothed on top, a min–max band where
+a long run is downsampled), loss and accuracy per epoch (per step when the run validates every N steps), the
+learning-rate changes as markers; smoothing and a log scale chosen by the viewer; two charts per row at most
+when presenting."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from core.runs.rows import StepRow
+from core.runs.store import RunStore
+from core.training.events import EpochMetrics, LearningRateEvent, ValidationEvent
+from ui.charts import EPOCH_AXIS, LEGEND_ON_TOP
+from ui.i18n import t
+from ui.present import CHART_FONT
+
+__all__ = ["CurveOptions", "History", "read_history", "smooth", "curves", "downsampling_note"]
+
+CHART_POINTS = 1500  # step history is downsampled by the store so long runs keep pages small
+RAW, SMOOTH, TRAIN, VAL, MARK = "rgba(120,160,255,0.35)", "#2f80ed", "#f2994a", "#27ae60", "#d62728"
+
+
+@dataclass(frozen=True)
+class CurveOptions:
+    smoothing: float = 0.8   # as TensorBoard's slider: the weight of the previous smoothed value (0: off)
+    log_y: bool = False      # loss axes on a log scale
+    present: bool = False    # presentation mode: large text, at most two charts per row
+
+
+@dataclass(frozen=True)
+class History:
+    """What the curves show of a run, read once."""
+    steps: list[StepRow]
+    epochs: list[EpochMetrics]
+    validations: list[ValidationEvent]
+    lr_changes: list[LearningRateEvent]
+    steps_per_epoch: int | None
+
+
+def read_history(store: RunStore, run_id: str, steps_per_epoch: int | None) -> History:
+    return History(store.steps(run_id, max_points=CHART_POINTS), store.epochs(run_id), store.validations(run_id),
+                   store.lr_changes(run_id), steps_per_epoch)
+
+
+def smooth(values: list[float], weight: float) -> list[float]:
+    """TensorBoard's smoothing: an exponential moving average, debiased so the first points are not pulled
+    towards zero; NaN points are skipped (kept as NaN)."""
+    out, last, n = [], 0.0, 0
+    for v in values:
+        if v is None or not np.isfinite(v):
+            out.append(float("nan"))
+            continue
+        last, n = last * weight + (1 - weight) * v, n + 1
+        out.append(last / (1 - weight ** n) if weight < 1 else v)
+    return out
+
+
+def downsampling_note(h: History) -> str | None:
+    """Said under the chart when points stand for several steps each (None: every step is drawn)."""
+    if not h.steps or h.steps[0].count <= 1:
+        return None
+    return t("train.downsampled", points=len(h.steps), steps=sum(s.count for s in h.steps), each=h.steps[0].count)
+
+
+def curves(h: History, o: CurveOptions) -> go.Figure:
+    per_step = bool(h.validations)
+    titles = (t("train.step_loss"), t("train.loss_by_step") if per_step else t("train.epoch_loss"),
+              t("train.accuracy_by_step") if per_step else t("train.epoch_accuracy"))
+    if o.present:  # the step loss across the top, the other two below it
+        fig = make_subplots(rows=2, cols=2, specs=[[{"colspan": 2}, None], [{}, {}]], subplot_titles=titles,
+                            vertical_spacing=0.2)
+        cells = ((1, 1), (2, 1), (2, 2))
+    else:
+        fig = make_subplots(rows=1, cols=3, subplot_titles=titles)
+        cells = ((1, 1), (1, 2), (1, 3))
+    _step_loss(fig, h, o, *cells[0])
+    if per_step:
+        _by_step(fig, h, cells[1], cells[2])
+    else:
+        _by_epoch(fig, h, cells[1], cells[2])
+    _lr_markers(fig, h, *cells[0])
+    _layout(fig, o, cells, per_step)
+    return fig
+
+
+def _step_loss(fig: go.Figure, h: History, o: CurveOptions, row: int, col: int) -> None:
+    if not h.steps:
+        return
+    x = [s.step for s in h.steps]
+    loss = [s.loss for s in h.steps]
+    if h.steps[0].count > 1:  # each point is a bucket's mean: draw its min-max band
+        fig.add_trace(go.Scatter(x=x, y=[s.loss_min for s in h.steps], mode="lines", line=dict(width=0),
+                                 showlegend=False, hoverinfo="skip"), row, col)
+        fig.add_trace(go.Scatter(x=x, y=[s.loss_max for s in h.steps], mode="lines", line=dict(width=0),
+                                 fill="tonexty", fillcolor="rgba(120,160,255,0.18)", name=t("train.min_max"),
+                                 hoverinfo="skip"), row, col)
+    smoothed = o.smoothing > 0
+    fig.add_trace(go.Scatter(x=x, y=loss, name=t("train.step_loss"), mode="lines",
+                             line=dict(width=1, color=RAW if smoothed else SMOOTH)), row, col)
+    if smoothed:
+        fig.add_trace(go.Scatter(x=x, y=smooth(loss, o.smoothing), name=t("train.smoothed"), mode="lines",
+                                 line=dict(width=2.5, color=SMOOTH)), row, col)
+    if h.validations:
+        fig.add_trace(go.Scatter(x=[v.step for v in h.validations], y=[v.val_loss for v in h.validations],
+                                 name=t("train.val_loss"), mode="lines+markers",
+                                 line=dict(color=VAL, dash="dot")), row, col)
+
+
+def _by_epoch(fig: go.Figure, h: History, loss_cell, acc_cell) -> None:
+    x = [e.epoch for e in h.epochs]
+    for name, colour, cell in (("train_loss", TRAIN, loss_cell), ("val_loss", VAL, loss_cell),
+                               ("train_acc", TRAIN, acc_cell), ("val_acc", VAL, acc_cell)):
+        y = [getattr(e, name) for e in h.epochs]
+        if any(v is not None for v in y):
+            fig.add_trace(go.Scatter(x=x, y=y, name=t(f"train.{name}"), mode="lines+markers",
+                                     line=dict(color=colour, dash="solid" if "train" in name else "dot")), *cell)
+
+
+def _by_step(fig: go.Figure, h: History, loss_cell, acc_cell) -> None:
+    """Validation every N steps, and the training figures of each finished epoch at the epoch's last step."""
+    vx = [v.step for v in h.validations]
+    ex = [e.epoch * (h.steps_per_epoch or 0) for e in h.epochs]
+    for name, colour, cell, x, rows in (("train_loss", TRAIN, loss_cell, ex, h.epochs),
+                                        ("val_loss", VAL, loss_cell, vx, h.validations),
+                                        ("train_acc", TRAIN, acc_cell, ex, h.epochs),
+                                        ("val_acc", VAL, acc_cell, vx, h.validations)):
+        if rows and (h.steps_per_epoch or "val" in name):
+            fig.add_trace(go.Scatter(x=x, y=[getattr(r, name) for r in rows], name=t(f"train.{name}"),
+                                     mode="lines+markers",
+                                     line=dict(color=colour, dash="solid" if "train" in name else "dot")), *cell)
+
+
+def _lr_markers(fig: go.Figure, h: History, row: int, col: int) -> None:
+    for change in h.lr_changes:
+        fig.add_vline(x=change.step, line=dict(color=MARK, dash="dash", width=1.5), row=row, col=col,
+                      annotation=dict(text=t("train.lr_marker", lr=f"{change.learning_rate:g}"),
+                                      font=dict(color=MARK)), annotation_position="top left")
+
+
+def _layout(fig: go.Figure, o: CurveOptions, cells, per_step: bool) -> None:
+    fig.update_layout(height=760 if o.present else 380, margin=dict(l=10, r=10, t=80, b=10), legend=LEGEND_ON_TOP)
+    fig.update_annotations(yshift=6)  # the subplot titles, clear of the legend above them
+    fig.update_layout(legend_y=1.12 if o.present else 1.18)
+    if o.present:
+        fig.update_layout(font=dict(size=CHART_FONT))
+        fig.update_annotations(font_size=CHART_FONT + 2)
+    fig.update_xaxes(title_text=t("train.step"), row=cells[0][0], col=cells[0][1])
+    for row, col in cells[1:]:
+        fig.update_xaxes(title_text=t("train.step"), row=row, col=col) if per_step else \
+            fig.update_xaxes(title_text=t("train.epoch"), row=row, col=col, **EPOCH_AXIS)
+    if o.log_y:
+        for row, col in cells[:2]:
+            fig.update_yaxes(type="log", row=row, col=col)

@@ -1,0 +1,78 @@
+"""A lesson's pace on the Train page: Pause/Resume and Stop, Step (n steps, then pause), slow motion (a delay
+before every step, changed while it runs) and a new learning rate from the next step, as TensorFlow
+Playground lets you change it while it trains. Everything goes through the run store, so every viewer sees it."""
+from __future__ import annotations
+
+import streamlit as st
+
+from core.config import ConfigError, parse_field
+from core.runs import launcher
+from core.runs.rows import RequestNotice, Run
+from core.runs.store import MAX_STEP_REQUEST, RunStore
+from core.training.control import MAX_STEP_DELAY_S
+from ui.i18n import language, status_word, t
+from ui.text import literal
+
+__all__ = ["controls", "pacing", "notice_text", "DELAYS"]
+
+DELAYS = (0.0, 0.05, 0.1, 0.25, 0.5, 1.0, 2.0, MAX_STEP_DELAY_S)  # seconds before every step
+
+
+def notice_text(notice: RequestNotice) -> str:
+    """What became of a request, in the user's language."""
+    return t(f"train.notice_{notice.code}", what=t(f"train.what_{notice.what}"), name=literal(notice.name),
+             status=status_word(notice.status) if notice.status else "")
+
+
+def controls(store: RunStore, run: Run) -> None:
+    """Pause or Resume, and Stop."""
+    a, b, _ = st.columns([1, 1, 5])
+    if run.status == "paused":
+        if a.button("▶️ " + t("train.resume"), key="resume"):
+            st.toast(notice_text(store.request(run.id, "resume")))
+    elif a.button("⏸️ " + t("train.pause"), key="pause", disabled=run.status != "running"):
+        st.toast(notice_text(store.request(run.id, "pause")))
+    if b.button("⏹️ " + t("train.stop"), key="stop"):
+        st.toast(notice_text(launcher.stop(store, run.id)))
+
+
+def _set_delay(store: RunStore, run_id: str, key: str) -> None:
+    st.toast(notice_text(store.set_step_delay(run_id, st.session_state[key])))
+
+
+def _delay_label(seconds: float) -> str:
+    return t("train.full_speed") if seconds == 0 else f"{seconds:g} s"
+
+
+def pacing(store: RunStore, run: Run, current_lr: float) -> None:
+    """Step, slow motion and the learning rate of an active run."""
+    with st.container(border=True):
+        step, delay, rate = st.columns([2, 3, 3])
+        with step:
+            n = st.number_input(t("train.step_n"), min_value=1, max_value=MAX_STEP_REQUEST, value=10, step=1,
+                                key="step_n", help=t("train.step_help"))
+            if st.button("⏭️ " + t("train.step_button", n=int(n)), key="step", disabled=run.config.workers > 1):
+                st.toast(notice_text(store.request_steps(run.id, int(n))))
+        with delay:
+            key = f"delay_{run.id}"
+            nearest = min(DELAYS, key=lambda d: abs(d - (run.step_delay or 0.0)))
+            if st.session_state.get(key) not in DELAYS:
+                st.session_state[key] = nearest
+            st.select_slider(t("train.slow_motion"), options=DELAYS, key=key, format_func=_delay_label,
+                             on_change=_set_delay, args=(store, run.id, key), help=t("train.slow_motion_help"))
+        with rate:
+            _learning_rate(store, run, current_lr)
+        if run.config.workers > 1:
+            st.caption(t("train.pacing_parallel"))
+
+
+def _learning_rate(store: RunStore, run: Run, current_lr: float) -> None:
+    raw = st.text_input(t("train.learning_rate_now", lr=f"{current_lr:g}"), value=f"{current_lr:g}",
+                        key=f"lr_{run.id}", disabled=run.config.workers > 1, help=t("train.learning_rate_help"))
+    if st.button("✔️ " + t("train.apply_lr"), key="apply_lr", disabled=run.config.workers > 1):
+        try:
+            value = parse_field("learning_rate", raw, language())
+        except ConfigError as e:
+            st.error(e.errors["learning_rate"])
+            return
+        st.toast(notice_text(store.request_learning_rate(run.id, value)))

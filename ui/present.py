@@ -1,0 +1,67 @@
+"""Presentation mode: a lesson on a projector. Large type for text, metrics and chart text, the sidebar folded
+away, the live curves at the top of Train, at most two charts per row. Kept in the link as ?present=1, so the
+teacher's link opens in it. Light or dark: Streamlit's own theme switch (⋮ menu › Settings), which
+.streamlit/config.toml offers with a light and a dark theme."""
+from __future__ import annotations
+
+import streamlit as st
+from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+__all__ = ["PRESENT_PARAM", "presenting", "presentation_switch", "presentation_style", "for_room", "CHART_FONT"]
+
+PRESENT_PARAM = "present"
+CHART_FONT = 20        # px of chart text when presenting (Plotly's default is 12)
+ROOT_FONT = 21         # px of the page's root font when presenting (Streamlit sizes text in rem; default 16)
+_KEY, _URL_SEEN = "present", "_present_url"
+ROOM_CSS = f"""<style>
+html {{ font-size: {ROOT_FONT}px; }}
+[data-testid="stMetricValue"] {{ font-size: 2.4rem; }}
+[data-testid="stMetricValue"] div {{ overflow: visible; text-overflow: clip; }}
+[data-testid="stMetricLabel"] p {{ font-size: 1.05rem; }}
+[data-testid="stCaptionContainer"] {{ font-size: 0.95rem; }}
+</style>"""
+
+
+def presenting() -> bool:
+    """Whether this session presents. A link's ?present= wins when it is new to the session; the sidebar
+    switch changes it; the URL always carries it while on, so a shared link keeps it."""
+    if get_script_run_ctx(suppress_warning=True) is None:
+        return False
+    url = st.query_params.get(PRESENT_PARAM)
+    if url is not None and url != st.session_state.get(_URL_SEEN):
+        st.session_state[_URL_SEEN] = url
+        st.session_state[_KEY] = url in ("1", "true", "yes", "on")
+    on = st.session_state.setdefault(_KEY, False)
+    if on and st.query_params.get(PRESENT_PARAM) != "1":
+        st.query_params[PRESENT_PARAM] = "1"
+        st.session_state[_URL_SEEN] = "1"
+    elif not on and PRESENT_PARAM in st.query_params:
+        del st.query_params[PRESENT_PARAM]
+        st.session_state[_URL_SEEN] = None
+    return on
+
+
+def presentation_switch(label: str, help_text: str) -> None:
+    """The sidebar's toggle."""
+    def flip():
+        st.session_state[_KEY] = st.session_state["_present_toggle"]
+    st.session_state["_present_toggle"] = presenting()
+    st.toggle(label, key="_present_toggle", on_change=flip, help=help_text)
+
+
+def presentation_style() -> None:
+    """Large type for a room: the root font (Streamlit's sizes are in rem), metric values that are never cut
+    to "95.4…", and wide tables' text."""
+    if not presenting():
+        return
+    st.html(ROOM_CSS)
+
+
+def for_room(fig, height: int | None = None):
+    """A Plotly figure with text readable from the back row when presenting (unchanged otherwise)."""
+    if presenting():
+        fig.update_layout(font=dict(size=CHART_FONT), hoverlabel=dict(font_size=CHART_FONT))
+        fig.update_annotations(font_size=CHART_FONT + 2)
+        if height:
+            fig.update_layout(height=height)
+    return fig
