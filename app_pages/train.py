@@ -8,11 +8,14 @@ from ui.present import presenting
 from ui.session import get_config, get_store
 from ui.train_view import build_view, draw_run, start_form
 
-st.title("🏋️ " + t("nav.train"))
 store = get_store()
 active = store.active_run()
-if not presenting():  # presenting, the live curves come first and the next run's form after them
+if presenting():  # the live run first, for the room; choosing a run and the next run's form below it
+    live_slot, choice_slot = st.container(), st.container()
+else:
+    st.title("🏋️ " + t("nav.train"))
     start_form(store, get_config())
+    live_slot = choice_slot = st.container()
 
 # --- which run to show: the active one, else this session's last, else the newest --------------------------
 runs = store.list_runs()
@@ -24,7 +27,7 @@ if not runs:
 ids = [r.id for r in runs]
 default_id = active.id if active else st.session_state.get("run_id", ids[0])
 # Names without a status: the live view below says the status, from the same read as the sidebar.
-shown = st.selectbox(t("train.run"), ids, index=ids.index(default_id) if default_id in ids else 0,
+shown = choice_slot.selectbox(t("train.run"), ids, index=ids.index(default_id) if default_id in ids else 0,
                      format_func=lambda i: run_choice_label(next(r for r in runs if r.id == i)))
 st.session_state["run_id"] = shown
 was_active = store.get(shown).active
@@ -45,7 +48,8 @@ def live(run_id: str):
     draw_run(store, view)
 
 
-live(shown)
+with live_slot:
+    live(shown)
 if presenting():
-    with st.expander(t("train.next_run_header")):
+    with choice_slot.expander(t("train.next_run_header")):
         start_form(store, get_config())

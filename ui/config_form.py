@@ -66,8 +66,10 @@ class ConfigForm:
         return self.raw[name]
 
     def text_number(self, name: str, col=st, disabled: bool = False) -> None:
-        self.raw[name] = col.text_input(t(f"configure.f_{name}"), value=field_text(name, getattr(self.config, name)),
-                                        key=f"cfg_{name}", help=t(f"configure.x_{name}"), disabled=disabled)
+        key = f"cfg_{name}"  # a value set by a button (the MLP's + and −) is in the session state already
+        value = {} if key in st.session_state else {"value": field_text(name, getattr(self.config, name))}
+        self.raw[name] = col.text_input(t(f"configure.f_{name}"), key=key, help=t(f"configure.x_{name}"),
+                                        disabled=disabled, **value)
         self.slots[name] = col.empty()
 
     def checkbox(self, name: str, col=st, slot: bool = False) -> bool:

@@ -15,7 +15,7 @@ from core.runs.store import RunStore
 from core.training.events import EpochMetrics, LearningRateEvent, ValidationEvent
 from ui.charts import EPOCH_AXIS, LEGEND_ON_TOP
 from ui.i18n import t
-from ui.present import CHART_FONT
+from ui.present import room_fonts
 
 __all__ = ["CurveOptions", "History", "read_history", "smooth", "curves", "downsampling_note"]
 
@@ -71,7 +71,7 @@ def curves(h: History, o: CurveOptions) -> go.Figure:
               t("train.accuracy_by_step") if per_step else t("train.epoch_accuracy"))
     if o.present:  # the step loss across the top, the other two below it
         fig = make_subplots(rows=2, cols=2, specs=[[{"colspan": 2}, None], [{}, {}]], subplot_titles=titles,
-                            vertical_spacing=0.2)
+                            vertical_spacing=0.28)
         cells = ((1, 1), (2, 1), (2, 2))
     else:
         fig = make_subplots(rows=1, cols=3, subplot_titles=titles)
@@ -105,8 +105,8 @@ def _step_loss(fig: go.Figure, h: History, o: CurveOptions, row: int, col: int) 
                                  line=dict(width=2.5, color=SMOOTH)), row, col)
     if h.validations:
         fig.add_trace(go.Scatter(x=[v.step for v in h.validations], y=[v.val_loss for v in h.validations],
-                                 name=t("train.val_loss"), mode="lines+markers",
-                                 line=dict(color=VAL, dash="dot")), row, col)
+                                 name=t("train.val_loss"), mode="lines+markers", legendgroup="val_loss",
+                                 showlegend=False, line=dict(color=VAL, dash="dot")), row, col)
 
 
 def _by_epoch(fig: go.Figure, h: History, loss_cell, acc_cell) -> None:
@@ -129,7 +129,7 @@ def _by_step(fig: go.Figure, h: History, loss_cell, acc_cell) -> None:
                                         ("val_acc", VAL, acc_cell, vx, h.validations)):
         if rows and (h.steps_per_epoch or "val" in name):
             fig.add_trace(go.Scatter(x=x, y=[getattr(r, name) for r in rows], name=t(f"train.{name}"),
-                                     mode="lines+markers",
+                                     mode="lines+markers", legendgroup=name,
                                      line=dict(color=colour, dash="solid" if "train" in name else "dot")), *cell)
 
 
@@ -141,12 +141,9 @@ def _lr_markers(fig: go.Figure, h: History, row: int, col: int) -> None:
 
 
 def _layout(fig: go.Figure, o: CurveOptions, cells, per_step: bool) -> None:
-    fig.update_layout(height=760 if o.present else 380, margin=dict(l=10, r=10, t=80, b=10), legend=LEGEND_ON_TOP)
+    fig.update_layout(height=640 if o.present else 380, margin=dict(l=10, r=10, t=80, b=10), legend=LEGEND_ON_TOP)
     fig.update_annotations(yshift=6)  # the subplot titles, clear of the legend above them
     fig.update_layout(legend_y=1.12 if o.present else 1.18)
-    if o.present:
-        fig.update_layout(font=dict(size=CHART_FONT))
-        fig.update_annotations(font_size=CHART_FONT + 2)
     fig.update_xaxes(title_text=t("train.step"), row=cells[0][0], col=cells[0][1])
     for row, col in cells[1:]:
         fig.update_xaxes(title_text=t("train.step"), row=row, col=col) if per_step else \
@@ -154,3 +151,5 @@ def _layout(fig: go.Figure, o: CurveOptions, cells, per_step: bool) -> None:
     if o.log_y:
         for row, col in cells[:2]:
             fig.update_yaxes(type="log", row=row, col=col)
+    if o.present:
+        room_fonts(fig)

@@ -26,18 +26,22 @@ def notice_text(notice: RequestNotice) -> str:
 
 def controls(store: RunStore, run: Run) -> None:
     """Pause or Resume, and Stop."""
-    a, b, _ = st.columns([1, 1, 5])
+    row = st.container(horizontal=True)  # buttons as wide as their words, at any zoom
     if run.status == "paused":
-        if a.button("▶️ " + t("train.resume"), key="resume"):
+        if row.button("▶️ " + t("train.resume"), key="resume"):
             st.toast(notice_text(store.request(run.id, "resume")))
-    elif a.button("⏸️ " + t("train.pause"), key="pause", disabled=run.status != "running"):
+    elif row.button("⏸️ " + t("train.pause"), key="pause", disabled=run.status != "running"):
         st.toast(notice_text(store.request(run.id, "pause")))
-    if b.button("⏹️ " + t("train.stop"), key="stop"):
+    if row.button("⏹️ " + t("train.stop"), key="stop"):
         st.toast(notice_text(launcher.stop(store, run.id)))
 
 
-def _set_delay(store: RunStore, run_id: str, key: str) -> None:
-    st.toast(notice_text(store.set_step_delay(run_id, st.session_state[key])))
+def _set_delay(store: RunStore, run_id: str, key: str, current: float) -> None:
+    if st.session_state[key] == current:
+        return  # nothing changed (a widget drawn anew)
+    # Said by the fragment's body, not here: a toast from a callback of a fragment's widget wiped the page's
+    # other elements drawn outside the fragment (the presentation style with them; Streamlit 1.67).
+    st.session_state["_pacing_notice"] = store.set_step_delay(run_id, st.session_state[key])
 
 
 def _delay_label(seconds: float) -> str:
@@ -46,6 +50,9 @@ def _delay_label(seconds: float) -> str:
 
 def pacing(store: RunStore, run: Run, current_lr: float) -> None:
     """Step, slow motion and the learning rate of an active run."""
+    notice = st.session_state.pop("_pacing_notice", None)
+    if notice is not None:
+        st.toast(notice_text(notice))
     with st.container(border=True):
         step, delay, rate = st.columns([2, 3, 3])
         with step:
@@ -56,10 +63,10 @@ def pacing(store: RunStore, run: Run, current_lr: float) -> None:
         with delay:
             key = f"delay_{run.id}"
             nearest = min(DELAYS, key=lambda d: abs(d - (run.step_delay or 0.0)))
-            if st.session_state.get(key) not in DELAYS:
-                st.session_state[key] = nearest
+            value = {} if key in st.session_state else {"value": nearest}
             st.select_slider(t("train.slow_motion"), options=DELAYS, key=key, format_func=_delay_label,
-                             on_change=_set_delay, args=(store, run.id, key), help=t("train.slow_motion_help"))
+                             on_change=_set_delay, args=(store, run.id, key, run.step_delay or 0.0),
+                             help=t("train.slow_motion_help"), **value)
         with rate:
             _learning_rate(store, run, current_lr)
         if run.config.workers > 1:

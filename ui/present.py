@@ -7,7 +7,8 @@ from __future__ import annotations
 import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
-__all__ = ["PRESENT_PARAM", "presenting", "presentation_switch", "presentation_style", "for_room", "CHART_FONT"]
+__all__ = ["PRESENT_PARAM", "presenting", "presentation_switch", "presentation_style", "for_room", "room_fonts",
+           "CHART_FONT"]
 
 PRESENT_PARAM = "present"
 CHART_FONT = 20        # px of chart text when presenting (Plotly's default is 12)
@@ -15,10 +16,12 @@ ROOT_FONT = 21         # px of the page's root font when presenting (Streamlit s
 _KEY, _URL_SEEN = "present", "_present_url"
 ROOM_CSS = f"""<style>
 html {{ font-size: {ROOT_FONT}px; }}
+[data-testid="stMainBlockContainer"] {{ padding-top: 2.5rem; }}
 [data-testid="stMetricValue"] {{ font-size: 2.4rem; }}
 [data-testid="stMetricValue"] div {{ overflow: visible; text-overflow: clip; }}
 [data-testid="stMetricLabel"] p {{ font-size: 1.05rem; }}
-[data-testid="stCaptionContainer"] {{ font-size: 0.95rem; }}
+[data-testid="stCaptionContainer"] {{ font-size: 0.9rem; }}
+[data-testid="stWidgetLabel"] p, [data-testid="stMarkdownContainer"] p, [data-testid="stProgress"] p {{ font-size: 1rem; }}
 </style>"""
 
 
@@ -57,11 +60,21 @@ def presentation_style() -> None:
     st.html(ROOM_CSS)
 
 
+def room_fonts(fig):
+    """Chart text for a room, set on every part: Streamlit's chart theme sets tick, axis-title and legend
+    sizes of its own, which a figure-wide font size does not reach."""
+    big = dict(size=CHART_FONT)
+    fig.update_layout(font=big, hoverlabel=dict(font_size=CHART_FONT), legend=dict(font=big))
+    fig.update_xaxes(tickfont=big, title_font=big)
+    fig.update_yaxes(tickfont=big, title_font=big)
+    fig.update_annotations(font_size=CHART_FONT + 2)
+    return fig
+
+
 def for_room(fig, height: int | None = None):
     """A Plotly figure with text readable from the back row when presenting (unchanged otherwise)."""
     if presenting():
-        fig.update_layout(font=dict(size=CHART_FONT), hoverlabel=dict(font_size=CHART_FONT))
-        fig.update_annotations(font_size=CHART_FONT + 2)
+        room_fonts(fig)
         if height:
             fig.update_layout(height=height)
     return fig

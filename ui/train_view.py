@@ -89,12 +89,12 @@ def draw_run(store: RunStore, view: RunView) -> None:
     st.subheader(f"{STATUS_ICONS.get(run.status, '')} {literal(run.name)} — {status_word(run.status)}")
     if run.active:
         controls(store, run)
-        pacing(store, run, current_learning_rate(run, view.history))
-    if presenting():
+    if presenting():  # the curves first, then the lesson's controls and the figures
         _curves(store, view)
-        _progress(run, view.training_s)
-    else:
-        _progress(run, view.training_s)
+    if run.active:
+        pacing(store, run, current_learning_rate(run, view.history))
+    _progress(run, view.training_s)
+    if not presenting():
         _curves(store, view)
     if run.config.workers > 1:
         _ranks(store, run)
@@ -106,7 +106,8 @@ def draw_run(store: RunStore, view: RunView) -> None:
 
 def _curves(store: RunStore, view: RunView) -> None:
     """The curves with this viewer's smoothing and scale; one build per options, shared by every viewer."""
-    left, right, _ = st.columns([3, 1, 2])
+    chart = st.container()  # the chart above its options
+    left, right, _ = st.columns([3, 2, 1])
     smoothing = left.slider(t("train.smoothing"), 0.0, 0.99, 0.8, 0.01, key="smoothing", help=t("train.smoothing_help"))
     log_y = right.toggle(t("train.log_scale"), key="log_y")
     options = CurveOptions(smoothing, log_y, presenting())
@@ -114,7 +115,7 @@ def _curves(store: RunStore, view: RunView) -> None:
            view.history.steps[-1].step if view.history.steps else 0, len(view.history.epochs),
            len(view.history.validations), len(view.history.lr_changes))
     figure = shared_views().get(key, lambda: curves(view.history, options))
-    st.plotly_chart(figure, width="stretch", key="curves")
+    chart.plotly_chart(figure, width="stretch", key="curves")
     note = downsampling_note(view.history)
     if note:
         st.caption(note)
