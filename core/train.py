@@ -13,14 +13,19 @@ from dataclasses import fields
 from tqdm import tqdm
 
 import core.config as c
-from core.config import LABELS, ConfigError, TrainConfig, parse_fields
+from core.config import LABELS, ConfigError, TrainConfig, field_text, parse_fields
 from core.data.folders import validate_mnist_dir
 from core.data.idx import DataError
 from core.runs.cluster import ClusterSpec
 from core.runs.store import RunBusy, RunStore
 from core.runtime import prepare_process
-from core.training.events import Callback, EpochMetrics, LogEvent, PhaseEvent, StepEvent
+from core.training.events import (Callback, EpochMetrics, LearningRateEvent, LogEvent, PhaseEvent, StepEvent,
+                                  ValidationEvent)
 
+METAVARS = {"hidden": "UNITS,UNITS", "lr_changes": "STEP:LR,STEP:LR"}
+HELP = {"hidden": "the MLP's hidden layers, units per layer (none: no hidden layer); ",
+        "validate_every": "also validate every N steps (0: after each epoch only); ",
+        "lr_changes": "change the learning rate before these steps (a re-run's recorded changes); "}
 CHOICES = {"network": "NETWORKS", "style": "STYLES", "mode": "MODES", "optimizer": "OPTIMIZERS",
            "loss": "LOSSES", "amp_level": "AMP_LEVELS"}
 
@@ -36,8 +41,9 @@ def build_parser() -> argparse.ArgumentParser:
             ap.add_argument(flag, dest=f.name, choices=choices, default=default,
                             help=" | ".join(f"{k}: {LABELS.get(k, k)}" for k in choices) + f" (default {default})")
         else:
-            ap.add_argument(flag, dest=f.name, default=None, metavar=f.type.split(" ")[0].upper(),
-                            help=f"default {default}" + (" (the bundled 5,000 images)" if f.name == "data_dir" else ""))
+            ap.add_argument(flag, dest=f.name, default=None, metavar=METAVARS.get(f.name, f.type.split(" ")[0].upper()),
+                            help=HELP.get(f.name, "") + f"default {field_text(f.name, default) if default is not None else None}"
+                            + (" (the bundled 5,000 images)" if f.name == "data_dir" else ""))
     ap.add_argument("--name", default=None, help="a name for the run in the dashboard")
     ap.add_argument("--store", default=None, help="run store folder (default: $STUDIO_DATA_DIR or ./runs)")
     ap.add_argument("--out", default=None, help="also copy the final checkpoint here (.ckpt)")
@@ -92,6 +98,12 @@ class ProgressBar(Callback):
         val = "" if e.val_acc is None else f"  val_loss {e.val_loss:.4f}  val_acc {e.val_acc:.4f}"
         tqdm.write(f"epoch {e.epoch:>3}  train_loss {e.train_loss:.4f}  train_acc {e.train_acc:.4f}{val}  "
                    f"{e.epoch_seconds:.1f}s", file=sys.stdout)
+
+    def on_validation(self, e: ValidationEvent) -> None:
+        tqdm.write(f"step {e.step:>5}  val_loss {e.val_loss:.4f}  val_acc {e.val_acc:.4f}", file=sys.stdout)
+
+    def on_learning_rate(self, e: LearningRateEvent) -> None:
+        tqdm.write(f"learning rate {e.learning_rate:g} from step {e.step}", file=sys.stdout)
 
     def on_log(self, e: LogEvent) -> None:
         tqdm.write(e.message, file=sys.stdout)

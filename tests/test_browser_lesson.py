@@ -154,6 +154,15 @@ def test_a_lesson_in_presentation_mode(lesson):
     top_shot(zoomed, "lesson_train_150")
     assert cut_text(zoomed) == []
 
+    # --- light or dark, chosen by the presenter in Streamlit's own menu (both themes are ours) ---------------
+    background = "getComputedStyle(document.querySelector('.stApp')).backgroundColor"
+    assert zoomed.evaluate(background) == "rgb(255, 255, 255)"
+    zoomed.locator('[data-testid="stMainMenu"]').click()
+    zoomed.locator('[data-testid="stMainMenuItem-theme-Dark"]').click()
+    wait_for(lambda: zoomed.evaluate(background) != "rgb(255, 255, 255)", "the dark theme")
+    zoomed.keyboard.press("Escape")
+    top_shot(zoomed, "lesson_train_150_dark")
+
     page.get_by_role("button", name="Stop").click()
     wait_status(page, "stopped")
     assert store.get(run.id).status == "stopped"

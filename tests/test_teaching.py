@@ -116,3 +116,29 @@ def test_step_slow_motion_and_a_new_learning_rate_through_the_run_store(store, s
     assert run.epoch < 2 and not worker.is_alive()
     steps = store.steps(run_id)
     assert [s.step for s in steps] == list(range(1, run.step + 1)), "no step lost or repeated by pausing"
+
+
+def test_a_rerun_replays_the_changes_a_run_made_and_a_resume_forgets_those_after_its_checkpoint(store):
+    config = TrainConfig(network="mlp", hidden=(32,), lr_changes=((5, 0.02),))
+    run_id = store.create_run(config, exclusive=False)
+    store.add_steps(run_id, [(s, 1 if s <= 10 else 2, 1.0, s * 0.1) for s in range(1, 16)])
+    store.add_lr_change(run_id, LearningRateEvent(5, 0.02, replayed=True))
+    store.add_lr_change(run_id, LearningRateEvent(8, 0.3))
+    store.add_lr_change(run_id, LearningRateEvent(12, 0.1))
+    assert store.replay_config(run_id).lr_changes == ((5, 0.02), (8, 0.3), (12, 0.1))
+    assert store.replay_config(run_id).hidden == (32,)
+    store.truncate_after(run_id, 1)  # resumed from epoch 1's checkpoint (step 10): step 12's change is gone
+    assert store.replay_config(run_id).lr_changes == ((5, 0.02), (8, 0.3))
+
+
+def test_pacing_requests_are_refused_with_a_reason(store):
+    done = store.create_run(TrainConfig(), exclusive=False)
+    store.finish(done, "completed")
+    assert store.request_steps(done, 5).code == "finished"
+    parallel = store.create_run(TrainConfig(workers=2), exclusive=False)
+    assert store.request_steps(parallel, 5).code == "not_parallel"
+    assert store.request_learning_rate(parallel, 0.1).code == "not_parallel"
+    assert store.set_step_delay(parallel, 0.5).code == "requested"  # slow motion needs no agreement
+    assert store.set_step_delay(parallel, 60).code == "bad_value"
+    assert store.request_steps(parallel, 0).code == "bad_value"
+    assert store.request_learning_rate("no-such-run", 0.1).code == "gone"

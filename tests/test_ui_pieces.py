@@ -72,3 +72,30 @@ def test_the_pipeline_preview_shows_rescale_and_normalize_differently():
     assert lo < -0.4 and hi > 2.8  # Normalize's range, shared by every float step
     assert np.allclose(views[0], images[0] / 255.0)  # the raw image on its own 0-255 scale
     assert all(0.0 <= v.min() and v.max() <= 1.0 for v in views)
+
+
+def test_curves_smooth_band_downsampled_runs_mark_learning_rate_changes_and_present_two_per_row():
+    from core.runs.rows import StepRow
+    from core.training.events import EpochMetrics, LearningRateEvent, ValidationEvent
+    from ui.curves import CurveOptions, History, curves, downsampling_note, smooth
+
+    assert smooth([1.0, 1.0, 1.0], 0.9) == pytest.approx([1.0, 1.0, 1.0])  # debiased: no pull towards 0
+    assert smooth([2.0, 0.0], 0.5)[1] == pytest.approx((0.5 * 0.5 * 2.0) / (1 - 0.25))
+    steps = [StepRow(step=10 * i, epoch=1, loss=1.0 / i, elapsed=float(i), loss_min=0.5 / i, loss_max=2.0 / i,
+                     count=10) for i in range(1, 21)]
+    history = History(steps, [EpochMetrics(1, 0.5, 0.8, 0.4, 0.85)], [ValidationEvent(100, 1, 0.6, 0.8),
+                      ValidationEvent(200, 1, 0.4, 0.85)], [LearningRateEvent(120, 0.05)], steps_per_epoch=200)
+    fig = curves(history, CurveOptions(smoothing=0.8, log_y=True))
+    names = [trace.name for trace in fig.data]
+    assert "smoothed" in names and any(trace.fill == "tonexty" for trace in fig.data), names
+    assert fig.layout.yaxis.type == "log" and fig.layout.yaxis2.type == "log" and fig.layout.yaxis3.type != "log"
+    assert [s.x0 for s in fig.layout.shapes] == [120]
+    assert any(a.text == "lr 0.05" for a in fig.layout.annotations)
+    assert fig.layout.xaxis2.title.text == "step"  # validated every N steps: loss and accuracy by step
+    assert "mean of 10 consecutive steps" in downsampling_note(history)
+    raw = curves(history, CurveOptions(smoothing=0.0))
+    assert "smoothed" not in [trace.name for trace in raw.data]
+    present = curves(history, CurveOptions(present=True))
+    rows = {(ax.domain[0], ax.domain[1]) for ax in (present.layout.yaxis, present.layout.yaxis2, present.layout.yaxis3)}
+    assert len(rows) == 2, "presenting: the step loss across the top, two charts below it"
+    assert present.layout.xaxis.tickfont.size == 20
