@@ -13,6 +13,7 @@ from ui.format import readable, run_label
 from ui.i18n import say, status_word, t
 from ui.session import get_store
 from ui.text import literal, plot_text
+from ui.present import for_room
 
 st.title("⚖️ " + t("compare.title"))
 store = get_store()
@@ -47,7 +48,7 @@ else:
         fig.update_xaxes(**EPOCH_AXIS)
     fig.update_layout(height=400 if data["metric"].nunique() <= 3 else 660, legend=LEGEND_ON_TOP,
                       margin=dict(l=10, r=10, t=70, b=10))
-    st.plotly_chart(fig, width="stretch", key="compare_curves")
+    st.plotly_chart(for_room(fig), width="stretch", key="compare_curves")
 
 # --- settings and results ------------------------------------------------------------------------------------
 differ = config_differences([r.config for r in selected])
@@ -81,7 +82,7 @@ if len(scored) >= 2:
                         "epochs": r.config.epochs, t("compare.s_best_val_acc"): r.best_val_acc} for r in scored])
     fig = px.parallel_coordinates(pc, color=t("compare.s_best_val_acc"), color_continuous_scale="Viridis")
     fig.update_layout(height=380, margin=dict(l=40, r=40, t=40, b=10))
-    st.plotly_chart(fig, width="stretch", key="parallel")
+    st.plotly_chart(for_room(fig), width="stretch", key="parallel")
     st.caption(t("compare.coded_axes") + "; ".join(f"{k}: " + ", ".join(f"{i}={v}" for i, v in enumerate(vals))
                                           for k, vals in codes.items()))
 

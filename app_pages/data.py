@@ -12,6 +12,7 @@ from ui.i18n import say, t
 from ui.pipeline_view import on_common_scale
 from ui.session import check_user_path, default_download_dir, get_config, set_config, split_arrays
 from ui.text import code, literal
+from ui.present import for_room
 
 st.title("🔢 " + t("nav.data"))
 config = get_config()
@@ -95,12 +96,12 @@ counts = np.bincount(labels, minlength=10)
 fig = go.Figure(go.Bar(x=DIGITS, y=counts, marker_color="#2f80ed"))
 fig.update_layout(title=t("data.class_distribution"), height=300, xaxis=digit_axis(None),
                   margin=dict(l=10, r=10, t=40, b=10))
-left.plotly_chart(fig, width="stretch", key="classes")
+left.plotly_chart(for_room(fig), width="stretch", key="classes")
 hist = np.bincount(images.reshape(-1), minlength=256)
 fig = go.Figure(go.Bar(x=np.arange(256), y=hist, marker_color="#27ae60"))
 fig.update_layout(title=t("data.pixel_intensities"), yaxis_type="log", height=300,
                   margin=dict(l=10, r=10, t=40, b=10))
-right.plotly_chart(fig, width="stretch", key="pixels")
+right.plotly_chart(for_room(fig), width="stretch", key="pixels")
 
 st.subheader(t("data.mean_images"))
 means = [images[labels == d].mean(axis=0).astype(np.uint8) for d in range(10)]

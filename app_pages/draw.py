@@ -12,6 +12,7 @@ from ui.i18n import say, t
 from ui.runs import pick_trained_run
 from ui.inside import render_inside
 from ui.text import literal
+from ui.present import for_room
 
 st.title("✏️ " + t("nav.draw"))
 run = pick_trained_run(t("draw.model"), key="draw_run")
@@ -44,7 +45,7 @@ with right:
     fig = go.Figure(go.Bar(x=DIGITS, y=probs, marker_color=["#2f80ed" if i == best else "#7f8c8d" for i in range(10)]))
     fig.update_layout(height=260, yaxis=dict(range=[0, 1], title=t("draw.probability")),
                       xaxis=digit_axis(t("draw.digit")), margin=dict(l=10, r=10, t=10, b=10))
-    st.plotly_chart(fig, width="stretch", key="probs")
+    st.plotly_chart(for_room(fig), width="stretch", key="probs")
 
 # A toggle, not an expander: an expander's body runs on every stroke even when closed, and this view
 # (activations, saliency, filters) is the heaviest part of the page (bench/load_test.py).

@@ -14,6 +14,7 @@ from ui.runs import pick_trained_run
 from ui.session import check_user_path, split_arrays
 from ui.inside import render_inside
 from ui.text import literal
+from ui.present import for_room
 
 st.title("📊 " + t("nav.evaluate"))
 run = pick_trained_run(t("evaluate.run"), key="eval_run")
@@ -55,7 +56,7 @@ fig.update_layout(height=460, xaxis=digit_axis(t("evaluate.predicted")),
                   yaxis=dict(digit_axis(t("evaluate.true")), autorange="reversed", scaleanchor="x", constrain="domain"),
                   margin=dict(l=10, r=10, t=10, b=10))  # scaleanchor: square cells
 left, right = st.columns([3, 2])
-left.plotly_chart(fig, width="stretch", key="confusion")
+left.plotly_chart(for_room(fig), width="stretch", key="confusion")
 table = pd.DataFrame({"digit": range(10), "precision": r.precision, "recall": r.recall, "f1": r.f1,
                       "support": r.support})
 right.dataframe(table.style.format({"precision": "{:.3f}", "recall": "{:.3f}", "f1": "{:.3f}"}),

@@ -13,6 +13,7 @@ from ui.format import run_label
 from ui.i18n import t
 from ui.live import SIDEBAR_POLL_S
 from ui.session import get_store
+from ui.present import for_room
 
 st.title("📈 " + t("weights.title"))
 store = get_store()
@@ -93,12 +94,12 @@ def render(run_id: str) -> None:
     fig.update_yaxes(matches=None, showticklabels=True)
     fig.update_xaxes(dtick=1)
     fig.update_layout(height=340, margin=dict(l=10, r=10, t=30, b=10))
-    st.plotly_chart(fig, width="stretch", key="weights_curves")
+    st.plotly_chart(for_room(fig), width="stretch", key="weights_curves")
     st.caption(t("weights.curves_caption"))
     frames = histograms(stats, kind)
     epochs = sorted({s.epoch for s in stats if s.kind == kind})
     st.subheader(t("weights.histograms"))
-    st.plotly_chart(playback(frames, epochs), width="stretch", key="weights_playback")
+    st.plotly_chart(for_room(playback(frames, epochs)), width="stretch", key="weights_playback")
     with st.expander(t("weights.numbers")):
         st.dataframe(rows.rename(columns=lambda c: t(f"weights.stat_{c}") if c not in ("epoch", "param")
                                  else t("train.epoch") if c == "epoch" else t("weights.param")),

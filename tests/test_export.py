@@ -8,13 +8,16 @@ from core.model import checkpoint
 from core.config import TrainConfig
 from core.model.export import export, predict_mindir
 from core.data.idx import read_images
-from core.model.networks import build_network
+from core.model.networks import build_network, network_for
 from tests.apptest import page
 
 
-@pytest.mark.parametrize("network", ["lenet5", "mlp"])
-def test_mindir_round_trip_predicts_the_same(tmp_path, network, shared_mnist):
-    ckpt = checkpoint.save(build_network(network), TrainConfig(network=network), tmp_path / "m.ckpt")
+@pytest.mark.parametrize("network,hidden", [("lenet5", ()), ("mlp", (512, 512)), ("mlp", (64, 32, 16))])
+def test_mindir_round_trip_predicts_the_same(tmp_path, network, hidden, shared_mnist):
+    """Any MLP shape too: the network a checkpoint was shaped with is rebuilt from its config."""
+    config = TrainConfig(network=network, hidden=hidden or TrainConfig().hidden)
+    ckpt = checkpoint.save(network_for(config), config, tmp_path / "m.ckpt")
+    assert checkpoint.load(ckpt).config.hidden == config.hidden
     images = read_images(shared_mnist / "test" / "t10k-images-idx3-ubyte")[:8]
     path = model_service.export(ckpt, "mindir", tmp_path / "out")
     assert path.name == "model.mindir" and sorted(p.name for p in path.parent.iterdir()) == ["model.mindir"]
