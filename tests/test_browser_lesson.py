@@ -91,7 +91,7 @@ def test_a_lesson_in_presentation_mode(lesson):
     wait_status(page, "running")
     run = store.active_run()
     assert run.config.hidden == (64, 64) and run.config.validate_every == 20
-    page.get_by_role("button", name="Pause").click()
+    page.get_by_role("button", name="⏸️ Pause").click()
     wait_status(page, "paused")
     time.sleep(1.5)
     before = store.get(run.id).step
@@ -125,7 +125,7 @@ def test_a_lesson_in_presentation_mode(lesson):
         thumb.press("ArrowRight")
         wait_for(lambda: store.get(run.id).step_delay == pytest.approx(delay), f"a delay of {delay} s")
     expect(page.get_by_text("Slow motion requested")).to_be_visible(timeout=15_000)
-    page.get_by_role("button", name="Resume").click()
+    page.get_by_role("button", name="▶️ Resume").click()
     wait_status(page, "running")
     start, t0 = store.get(run.id).step, time.monotonic()
     time.sleep(3)
@@ -163,6 +163,6 @@ def test_a_lesson_in_presentation_mode(lesson):
     zoomed.keyboard.press("Escape")
     top_shot(zoomed, "lesson_train_150_dark")
 
-    page.get_by_role("button", name="Stop").click()
+    page.get_by_role("button", name="⏹️ Stop").click()
     wait_status(page, "stopped")
     assert store.get(run.id).status == "stopped"
