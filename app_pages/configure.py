@@ -59,6 +59,7 @@ with st.expander(t("configure.advanced_header")):
         form.text_number("patience", disabled=not early_stopping)  # it means nothing without early stopping
         form.text_number("num_parallel_workers")
         form.text_number("workers")
+        form.text_number("steps_per_call")
     if config.lr_changes:
         st.caption(t("configure.replays", n=len(config.lr_changes),
                      changes=", ".join(f"{s}: {lr:g}" for s, lr in config.lr_changes)))

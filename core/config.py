@@ -32,6 +32,10 @@ DEFAULT_HIDDEN = (512, 512)
 MAX_HIDDEN_LAYERS = 6   # as TensorFlow Playground; deeper plain MLPs train badly on MNIST anyway
 MAX_UNITS = 2048
 MAX_VALIDATE_EVERY = 100_000
+# K steps in one graph call: LeNet-5 and the MLP train with the same weights bit for bit and less overhead per
+# step (bench/suite.py --parts kstep); larger K compiles longer (the loop is unrolled).
+DEFAULT_STEPS_PER_CALL = 8
+MAX_STEPS_PER_CALL = 64
 MAX_EPOCHS = 1000
 MAX_WORKERS = 64
 
@@ -75,6 +79,10 @@ class TrainConfig:
     # Learning-rate changes made while a run trained: (step, learning rate), applied before that step. A re-run
     # carries them in its config and replays them at the same steps.
     lr_changes: tuple[tuple[int, float], ...] = ()
+    # Training steps per graph call (Graph mode, Cell style, one process): 0 picks DEFAULT_STEPS_PER_CALL.
+    # Pause, stop and a new learning rate act between calls; Step ×n, slow motion, validation every N steps,
+    # a replayed change and each epoch's last step fall back to single steps where they need them.
+    steps_per_call: int = 0
 
     def errors(self, lang: str = "en") -> dict[str, str]:
         """Every problem with this config, by field, for a person reading lang; empty when valid."""
@@ -110,6 +118,7 @@ class TrainConfig:
         if "workers" not in e and "batch_size" not in e and self.batch_size % self.workers:
             say("batch_size", "uneven_batch", batch=self.batch_size, workers=self.workers)
         number("validate_every", 0, MAX_VALIDATE_EVERY, integer=True)
+        number("steps_per_call", 0, MAX_STEPS_PER_CALL, integer=True)
         self._shape_errors(say)
         if not isinstance(self.augment, bool):
             say("augment", "not_bool", value=repr(self.augment))
@@ -174,6 +183,13 @@ class TrainConfig:
         if self.network != "mlp":
             return LABELS.get(self.network, self.network)
         return "MLP " + "-".join(str(n) for n in (784, *self.hidden, 10))
+
+    def steps_per_call_for(self, parallel: bool) -> int:
+        """K for this run: several steps per call only where they are one compiled graph (Graph mode, Cell
+        style) and one process (a data-parallel step all-reduces; kept one call per step)."""
+        if self.mode != "graph" or self.style != "cell" or parallel or self.workers > 1:
+            return 1
+        return self.steps_per_call or DEFAULT_STEPS_PER_CALL
 
     @property
     def worker_batch(self) -> int:

@@ -25,7 +25,8 @@ from core.training.events import (Callback, EpochMetrics, LearningRateEvent, Log
 METAVARS = {"hidden": "UNITS,UNITS", "lr_changes": "STEP:LR,STEP:LR"}
 HELP = {"hidden": "the MLP's hidden layers, units per layer (none: no hidden layer); ",
         "validate_every": "also validate every N steps (0: after each epoch only); ",
-        "lr_changes": "change the learning rate before these steps (a re-run's recorded changes); "}
+        "lr_changes": "change the learning rate before these steps (a re-run's recorded changes); ",
+        "steps_per_call": "training steps per graph call in Graph mode, Cell style, one process (0: 8); "}
 CHOICES = {"network": "NETWORKS", "style": "STYLES", "mode": "MODES", "optimizer": "OPTIMIZERS",
            "loss": "LOSSES", "amp_level": "AMP_LEVELS"}
 

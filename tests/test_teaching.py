@@ -142,3 +142,23 @@ def test_pacing_requests_are_refused_with_a_reason(store):
     assert store.set_step_delay(parallel, 60).code == "bad_value"
     assert store.request_steps(parallel, 0).code == "bad_value"
     assert store.request_learning_rate("no-such-run", 0.1).code == "gone"
+
+
+@pytest.mark.parametrize("extra", [{}, {"validate_every": 10, "lr_changes": ((13, 0.05),)}])
+def test_k_steps_per_graph_call_train_exactly_what_one_step_per_call_trains(small_mnist, extra):
+    """Graph mode, Cell style: 8 steps per call give the same losses and weights, bit for bit, as one per call,
+    also when validations and a replayed learning-rate change fall where a group would have been."""
+    config = lesson_config(small_mnist, mode="graph", epochs=2, **extra)
+    folder = validate_mnist_dir(config.data_dir)
+    runs = {}
+    for k in (1, 8):
+        events = EventLog()
+        runs[k] = (train(config.with_(steps_per_call=k), folder, [events]), events)
+    (one, one_events), (eight, eight_events) = runs[1], runs[8]
+    assert [s.loss for s in one_events.of(StepEvent)] == [s.loss for s in eight_events.of(StepEvent)]
+    assert one_events.of(ValidationEvent) == eight_events.of(ValidationEvent)
+    a, b = snapshot(one.net), snapshot(eight.net)
+    assert all(np.array_equal(a[k], b[k]) for k in a)
+    steps = eight_events.of(StepEvent)
+    assert len({s.step_seconds for s in steps[:8]}) == 1, "the first 8 steps were one call (equal shares of its time)"
+    assert len({s.step_seconds for s in one_events.of(StepEvent)[:8]}) > 1

@@ -149,6 +149,9 @@ class StoreControl(Control, Callback):
         learning_rate, self.learning_rate = self.learning_rate, None
         return learning_rate
 
+    def fine_grained(self) -> bool:
+        return self.pause_at is not None or self.delay > 0
+
 
 class RankStatus(Callback):
     """Keeps a data-parallel rank's row in the store current (at most every RANK_EVERY_S)."""

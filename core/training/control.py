@@ -36,6 +36,10 @@ class Control:
         """Whether slow motion's wait should end now (a pause or a stop asked for)."""
         return self.stop_requested() or self.paused()
 
+    def fine_grained(self) -> bool:
+        """Whether the run must go one step at a time now (a Step ×n under way, slow motion), not K per call."""
+        return False
+
 
 class NoControl(Control):
     """Nobody asks anything."""

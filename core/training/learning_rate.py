@@ -35,6 +35,10 @@ class LearningRates:
             return LearningRateEvent(step, self.schedule[step], replayed=True)
         return None
 
+    def next_change(self, step: int) -> int | None:
+        """The first scheduled change at or after step (None: none left)."""
+        return min((s for s in self.schedule if s >= step), default=None)
+
     def current(self) -> float:
         return float(self.optimizer.learning_rate.asnumpy())
 

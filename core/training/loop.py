@@ -6,6 +6,7 @@ the step differs (core.training.steps). Callers run core.runtime.prepare_process
 """
 from __future__ import annotations
 
+import itertools
 import math
 import time
 from dataclasses import dataclass, field
@@ -102,6 +103,7 @@ class _Loop:
     step: int            # steps taken so far
     first_step: int      # the number of this session's first step (it compiles)
     rates: LearningRates
+    compiled: set[str] = field(default_factory=set)  # the step graphs called so far (their first call compiles)
 
 
 def train(config: TrainConfig, folder: MnistFolder, callbacks: Iterable[Callback] = (),
@@ -205,33 +207,76 @@ def _announce(loop: _Loop, resume: ResumeState | None) -> None:
 
 
 def _train_epoch(loop: _Loop, epoch: int, iterator) -> EpochTally:
-    """The epoch's steps, until the shared iterator ends the pass, a stop is requested or the loss diverges."""
+    """The epoch's steps, K per graph call where nothing needs them one at a time, until the shared iterator
+    ends the pass, a stop is requested or the loss diverges."""
     loop.model.net.set_train()
     tally = EpochTally(started=time.monotonic())
     last_step = loop.step + loop.data.steps_per_epoch
-    for data, label in iterator:  # the shared iterator ends each pass at the epoch boundary
-        if _wait_for_turn(loop, tally):
+    batches = iter(iterator)  # the shared iterator ends each pass at the epoch boundary
+    while True:
+        size = _group_size(loop, last_step)
+        if size and _wait_for_turn(loop, tally):
             tally.ended, tally.said = "stopped", Message("stopped_at", {"step": loop.step})
             break
-        loss, logits, grads, seconds = _take_step(loop, data, label, with_grads=loop.step + 1 == last_step)
-        if grads is not None:
-            tally.grads = grads
-        samples = int(label.shape[0]) * loop.data.workers  # this step's samples, over all workers
-        if not math.isfinite(loss):
-            tally.ended, tally.diverged_at_step = "diverged", loop.step
-            tally.said = Message("diverged_at", {"loss": str(loss), "step": loop.step, "epoch": epoch})
-            loop.events.log(str(tally.said))
+        group = list(itertools.islice(batches, max(size, 1)))  # size 0: only the pass's end is left to read
+        for outcome in _take_group(loop, group, last_step):
+            if not _count(loop, epoch, tally, outcome):
+                break
+        if tally.ended or len(group) < max(size, 1):
             break
-        tally.correct += int((logits.asnumpy().argmax(1) == label.asnumpy()).sum())  # this worker's; summed later
-        tally.loss_sum += loss * samples
-        tally.seen += samples
-        loop.events.emit(StepEvent(step=loop.step, epoch=epoch, loss=loss, step_seconds=seconds,
-                                   samples_per_s=loop.clock.samples_per_s(seconds, samples),
-                                   elapsed=loop.clock.elapsed(), eta=loop.clock.eta(loop.step, seconds),
-                                   total_steps=loop.clock.total_steps))
         if _validation_due(loop, last_step):
             _validate_now(loop, epoch)
     return tally
+
+
+def _group_size(loop: _Loop, last_step: int) -> int:
+    """How many steps the next call takes: the step's K where nothing needs single steps, else 1; 0 when the
+    epoch's steps are all taken. Single steps: a Step ×n or slow motion under way, the epoch's last step
+    (it returns the gradients), and any group that a replayed learning-rate change or a validation would
+    fall inside of."""
+    left = last_step - loop.step
+    k = getattr(loop.model.step, "k", 1)  # a test may substitute a bare step
+    if left <= 0:
+        return 0
+    if k <= 1 or left - 1 < k or loop.control.fine_grained():
+        return 1
+    first, end = loop.step + 1, loop.step + k
+    change = loop.rates.next_change(first + 1)
+    every = loop.config.validate_every
+    if (change is not None and change <= end) or (every and loop.data.validation is not None
+                                                   and (first - 1) // every != (end - 1) // every):
+        return 1
+    return k
+
+
+@dataclass(frozen=True)
+class StepOutcome:
+    step: int
+    loss: float
+    correct: int          # this worker's correct predictions
+    samples: int          # the step's samples over all workers
+    seconds: float
+    grads: dict | None = None
+
+
+def _count(loop: _Loop, epoch: int, tally: EpochTally, o: StepOutcome) -> bool:
+    """Add a step to the epoch's tally and report it; False when its loss diverged (the run ends there)."""
+    if o.grads is not None:
+        tally.grads = o.grads
+    if not math.isfinite(o.loss):
+        loop.step = o.step  # the rest of a K-step call trained a network already diverged: not counted
+        tally.ended, tally.diverged_at_step = "diverged", o.step
+        tally.said = Message("diverged_at", {"loss": str(o.loss), "step": o.step, "epoch": epoch})
+        loop.events.log(str(tally.said))
+        return False
+    tally.correct += o.correct  # this worker's; summed over workers when the epoch closes
+    tally.loss_sum += o.loss * o.samples
+    tally.seen += o.samples
+    loop.events.emit(StepEvent(step=o.step, epoch=epoch, loss=o.loss, step_seconds=o.seconds,
+                               samples_per_s=loop.clock.samples_per_s(o.seconds, o.samples),
+                               elapsed=loop.clock.elapsed(), eta=loop.clock.eta(o.step, o.seconds),
+                               total_steps=loop.clock.total_steps))
+    return True
 
 
 def _wait_for_turn(loop: _Loop, tally: EpochTally) -> bool:
@@ -264,26 +309,64 @@ def _validate_now(loop: _Loop, epoch: int) -> None:
     loop.events.emit(ValidationEvent(loop.step, epoch, val_loss, val_acc))
 
 
-def _take_step(loop: _Loop, data, label, with_grads: bool):
-    """One step: (loss, logits, gradients or None, seconds). The session's first step is announced (it
-    compiles) and not timed; the others are timed on the clock."""
+def _take_group(loop: _Loop, group: list, last_step: int) -> list[StepOutcome]:
+    """The group's steps: one call of K steps, or single steps (the epoch's last returns the gradients)."""
+    if len(group) > 1:
+        return _take_steps(loop, group)
+    return [_take_step(loop, data, label, with_grads=loop.step + 1 == last_step) for data, label in group]
+
+
+def _timed(loop: _Loop, kind: str, call):
+    """Run one call of the step; the session's first is announced (it compiles) and not timed on the clock;
+    in Graph mode neither is the first call of each other compiled graph (with gradients, K steps)."""
     first = loop.step + 1 == loop.first_step
     if first:
         loop.events.emit(PhaseEvent("compiling" if loop.config.mode == "graph" else "first_step"))
-    probe = getattr(loop.model.step, "with_grads", None)  # absent when a test substitutes a bare step
     started = time.monotonic()
-    if with_grads and probe is not None:
-        loss, logits, grads = probe(data, label)
-    else:
-        (loss, logits), grads = loop.model.step(data, label), None
-    loss_value = float(loss.asnumpy())  # also synchronises the device
+    result = call()  # the caller's .asnumpy() inside call also synchronises the device
     seconds = time.monotonic() - started
-    loop.step += 1
     if first:
         loop.events.emit(PhaseEvent("training", first_step_seconds=seconds))
-    else:
-        loop.clock.record(seconds, int(label.shape[0]) * loop.data.workers)
-    return loss_value, logits, grads, seconds
+    timed = not first and (kind in loop.compiled or loop.config.mode != "graph")
+    loop.compiled.add(kind)
+    return result, seconds, timed
+
+
+def _take_step(loop: _Loop, data, label, with_grads: bool) -> StepOutcome:
+    probe = getattr(loop.model.step, "with_grads", None)  # absent when a test substitutes a bare step
+    grads_now = with_grads and probe is not None
+
+    def call():
+        if grads_now:
+            loss, logits, grads = probe(data, label)
+        else:
+            (loss, logits), grads = loop.model.step(data, label), None
+        return float(loss.asnumpy()), logits, grads
+    (loss, logits, grads), seconds, timed = _timed(loop, "grads" if grads_now else "single", call)
+    samples = int(label.shape[0]) * loop.data.workers
+    loop.step += 1
+    if timed:
+        loop.clock.record(seconds, samples)
+    correct = int((logits.asnumpy().argmax(1) == label.asnumpy()).sum())
+    return StepOutcome(loop.step, loss, correct, samples, seconds, grads)
+
+
+def _take_steps(loop: _Loop, group: list) -> list[StepOutcome]:
+    """K steps in one graph call over the group's stacked batches (core.training.steps.MultiStep)."""
+    xs, ys = ms.ops.stack([data for data, _ in group]), ms.ops.stack([label for _, label in group])
+
+    def call():
+        losses, correct = loop.model.step.multi(xs, ys)
+        return losses.asnumpy(), correct.asnumpy()
+    (losses, correct), seconds, timed = _timed(loop, "multi", call)
+    samples, per_step = int(group[0][1].shape[0]) * loop.data.workers, seconds / len(group)
+    outcomes = []
+    for loss, right in zip(losses, correct):
+        loop.step += 1
+        if timed:
+            loop.clock.record(per_step, samples)
+        outcomes.append(StepOutcome(loop.step, float(loss), int(right), samples, per_step))
+    return outcomes
 
 
 def _close_epoch(loop: _Loop, epoch: int, tally: EpochTally, stopping: EarlyStopping) -> EpochMetrics:
