@@ -33,7 +33,7 @@ MAX_HIDDEN_LAYERS = 6   # as TensorFlow Playground; deeper plain MLPs train badl
 MAX_UNITS = 2048
 MAX_VALIDATE_EVERY = 100_000
 # K steps in one graph call: LeNet-5 and the MLP train with the same weights bit for bit and less overhead per
-# step (bench/suite.py --parts kstep); larger K compiles longer (the loop is unrolled).
+# step (bench/kstep_alone.py, bench/user_visible.py); larger K compiles longer (the loop is unrolled).
 DEFAULT_STEPS_PER_CALL = 8
 MAX_STEPS_PER_CALL = 64
 MAX_EPOCHS = 1000

@@ -214,10 +214,10 @@ def _train_epoch(loop: _Loop, epoch: int, iterator) -> EpochTally:
     last_step = loop.step + loop.data.steps_per_epoch
     batches = iter(iterator)  # the shared iterator ends each pass at the epoch boundary
     while True:
-        size = _group_size(loop, last_step)
-        if size and _wait_for_turn(loop, tally):
+        if loop.step < last_step and _wait_for_turn(loop, tally):  # (before sizing: a Step asks for singles)
             tally.ended, tally.said = "stopped", Message("stopped_at", {"step": loop.step})
             break
+        size = _group_size(loop, last_step)
         group = list(itertools.islice(batches, max(size, 1)))  # size 0: only the pass's end is left to read
         for outcome in _take_group(loop, group, last_step):
             if not _count(loop, epoch, tally, outcome):
