@@ -4,8 +4,11 @@ whether both trained the same weights bit for bit. One run is indicative only (Â
 
     .venv/bin/python bench/kstep_alone.py lenet5 8
 """
+import json
+import platform
 import sys
 import time
+from importlib.metadata import version
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -61,6 +64,16 @@ def main() -> None:
     same = all(np.array_equal(a.asnumpy(), b.asnumpy()) for a, b in zip(net1.get_parameters(), net2.get_parameters()))
     print(f"{NETWORK} K={K}: {one:.2f} ms/step one per call, {many:.2f} ms/step {K} per call "
           f"({one / many:.2f}x), same weights: {same}")
+    record(dict(network=NETWORK, k=K, ms_one_per_call=round(one, 2), ms_k_per_call=round(many, 2), same_weights=same))
+
+
+def record(row: dict) -> None:
+    """Append this run's figures to bench/results/kstep_alone.json (with date, versions and machine)."""
+    path = Path(__file__).resolve().parent / "results" / "kstep_alone.json"
+    rows = json.loads(path.read_text()) if path.exists() else []
+    rows.append({**row, "date": time.strftime("%Y-%m-%d %H:%M %Z"), "python": platform.python_version(),
+                 "mindspore": version("mindspore"), "machine": f"{platform.machine()}"})
+    path.write_text(json.dumps(rows, indent=1) + "\n")
 
 
 if __name__ == "__main__":

@@ -57,7 +57,7 @@ class TrainStepWithGrads(TrainStep):
 class MultiStep(nn.Cell):
     """K training steps in one graph call: construct loops over K stacked batches (xs: (K, B, 1, 28, 28)) and
     returns each step's loss and number of correct predictions. Measured: the same weights bit for bit as K
-    separate calls, and less runtime overhead per step (LeNet-5 14.6 -> 9.1 ms, the MLP 4.2 -> 3.1 ms:
+    separate calls, and less runtime overhead per step (LeNet-5 15.6 -> 9.0 ms, the MLP 4.6 -> 3.5 ms at K = 8:
     bench/kstep_alone.py; 1.6x and 1.2x samples/s end to end: bench/user_visible.py). Graph mode unrolls
     the loop, so compiling takes longer with K."""
 
