@@ -16,18 +16,10 @@ APP_ISA = "AVX2"  # the app process predicts with both networks; convolutions do
 _CHOSEN_MARK = "STUDIO_CHOSE_ONEDNN_ISA"  # set when the value below was our choice, not the user's
 
 
-def prepare_process(network: str | None = None, compile_cache: str | os.PathLike | None = None) -> bool:
+def prepare_process(network: str | None = None) -> bool:
     """Set the environment for this process's MindSpore. Returns False if mindspore was already imported
-    (the settings then cannot take effect). A value the user set explicitly is respected.
-
-    compile_cache: a folder for MindSpore's compile cache (MS_COMPILER_CACHE_*). A training process's first
-    graph call compiles; with the cache, a later run of the same graph loads it instead (measured: LeNet-5
-    with 8 steps per call, first call 1.84 s in a fresh store, 0.40 s in the next two runs; docs/performance.md).
-    MindSpore keys the cache on the graph and on its source files, so a changed network compiles again."""
+    (the settings then cannot take effect). A value the user set explicitly is respected."""
     os.environ.setdefault("GLOG_v", "3")  # keep the console free of MindSpore's INFO/WARNING noise
-    if compile_cache is not None and "MS_COMPILER_CACHE_ENABLE" not in os.environ:
-        os.environ["MS_COMPILER_CACHE_ENABLE"] = "1"
-        os.environ["MS_COMPILER_CACHE_PATH"] = str(compile_cache)
     isa = APP_ISA if network is None else ISA_FOR_NETWORK.get(network)
     if isa and "ONEDNN_MAX_CPU_ISA" not in os.environ:
         os.environ["ONEDNN_MAX_CPU_ISA"] = isa

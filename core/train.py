@@ -146,7 +146,7 @@ def main(argv: list[str] | None = None) -> int:
     except (RunBusy, OSError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    prepare_process(config.network, store.compile_cache if config.workers == 1 else None)
+    prepare_process(config.network)
     print(f"run {run_id} in {store.root} (watch it live in the dashboard)")
     if config.workers > 1:
         print(f"{config.workers} data-parallel workers · global batch {config.batch_size} = {config.workers} × "
@@ -161,7 +161,7 @@ def _resume(args: argparse.Namespace) -> int:
     except (RunBusy, ValueError, OSError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    prepare_process(run.config.network, store.compile_cache if run.config.workers == 1 else None)
+    prepare_process(run.config.network)
     print(f"resuming run {run.id} ({run.name}) in {store.root}")
     return _execute(store, run.id, args.out, cluster_from_args(args))
 

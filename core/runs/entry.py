@@ -31,7 +31,6 @@ def open_run(description: str, argv: list[str] | None, store_required: bool = Fa
     if run is None:
         print(f"no run {args.run_id} in {store.db_path}", file=sys.stderr)
         return None
-    # the compile cache for single-process runs only: data-parallel ranks compile collective graphs
-    prepare_process(run.config.network, store.compile_cache if run.config.workers == 1 else None)
+    prepare_process(run.config.network)
     signal.signal(signal.SIGTERM, _raise_interrupt)
     return store, run

@@ -94,7 +94,6 @@ class RunStore:
         self.root = Path(root).expanduser().resolve() if root else default_data_dir()
         self.checkpoints = self.root / "checkpoints"
         self.logs_dir = self.root / "logs"
-        self.compile_cache = self.root / "compile-cache"  # MindSpore's, for the training processes (core.runtime)
         try:
             self.checkpoints.mkdir(parents=True, exist_ok=True)
             self.logs_dir.mkdir(parents=True, exist_ok=True)
