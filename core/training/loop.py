@@ -233,13 +233,14 @@ def _group_size(loop: _Loop, last_step: int) -> int:
     """How many steps the next call takes: the step's K where nothing needs single steps, else 1; 0 when the
     epoch's steps are all taken. Single steps: a Step ×n or slow motion under way, the epoch's last step
     (it returns the gradients), and any group that a replayed learning-rate change or a validation would
-    fall inside of."""
+    fall inside of; and the run's first step (see below)."""
     left = last_step - loop.step
     k = getattr(loop.model.step, "k", 1)  # a test may substitute a bare step
     if left <= 0:
         return 0
-    if k <= 1 or left - 1 < k or loop.control.fine_grained():
-        return 1
+    if k <= 1 or left - 1 < k or loop.control.fine_grained() or "single" not in loop.compiled:
+        return 1  # the first step alone: its graph compiles ~3x faster than K steps (the epoch's end needs it
+        # anyway), so the first live step shows sooner
     first, end = loop.step + 1, loop.step + k
     change = loop.rates.next_change(first + 1)
     every = loop.config.validate_every

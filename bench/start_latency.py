@@ -1,0 +1,88 @@
+"""Start → first live step, as a user sees it in a real browser (a benchmark that prints figures, not a test).
+
+    .venv/bin/python -m bench.start_latency [--reps 2]
+
+A server on 127.0.0.1 with a fresh run store; for each network, Configure → click "Start training" → the
+Train page's progress shows step ≥ 1; runs one after another. Also split, from the store: the click to the
+worker's start (process start, imports), the first graph call (compilation included) and the training time at
+the first step.
+Results: bench/results/start_latency.json (date, versions, machine).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import re
+import sys
+import tempfile
+import time
+from importlib.metadata import version
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from core.runs.store import RunStore  # noqa: E402
+from tests.server import CHROMIUM, CHROMIUM_ARGS, start_server  # noqa: E402
+
+
+def one_start(page, url: str, store: RunStore, network: str) -> dict:
+    page.goto(f"{url}/configure?network={network}&epochs=2")
+    page.get_by_text("Configuration is valid").wait_for(timeout=60_000)
+    progress = page.locator('[data-testid="stMain"] [data-testid="stProgress"]').first
+    clicked = time.time()
+    page.get_by_role("button", name="Start training").click()
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        try:
+            found = re.search(r"step (\d+)/", progress.inner_text(timeout=500))
+        except Exception:  # the Train page is still loading
+            found = None
+        if found and int(found.group(1)) >= 1:
+            break
+        time.sleep(0.02)
+    seen = time.time() - clicked
+    run = store.list_runs()[0]
+    while store.get(run.id).active:  # let it finish: one run at a time
+        time.sleep(0.2)
+    rows = store.steps(run.id)
+    first_log = next((l.message for l in store.logs(run.id) if "first step" in l.message), "")
+    compile_s = float(re.search(r"took ([\d.]+) s", first_log).group(1)) if first_log else None
+    return {"network": network, "click_to_first_live_step_s": round(seen, 2),
+            "click_to_worker_start_s": round(run.started - clicked, 2) if run.started else None,
+            "first_call_s": compile_s, "first_step_elapsed_s": rows[0].elapsed if rows else None,
+            "status": store.get(run.id).status}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--reps", type=int, default=2)
+    args = ap.parse_args()
+    from playwright.sync_api import sync_playwright
+    root = Path(tempfile.mkdtemp(prefix="start-latency-"))
+    server, store, rows = start_server(root), RunStore(root), []
+    try:
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            page = browser.new_page(viewport={"width": 1400, "height": 900})
+            for rep in range(args.reps):
+                for network in ("lenet5", "mlp"):
+                    row = one_start(page, server.url, store, network) | {"run_of_setting": rep + 1}
+                    rows.append(row)
+                    print(json.dumps(row), flush=True)
+            browser.close()
+    finally:
+        server.stop()
+    out = {"command": "python -m bench.start_latency " + " ".join(sys.argv[1:]),
+           "date": time.strftime("%Y-%m-%d %H:%M %Z"), "machine": f"{platform.machine()}, {os.cpu_count()} cores",
+           "python": platform.python_version(), "versions": {p: version(p) for p in ("mindspore", "streamlit")},
+           "rows": rows}
+    path = ROOT / "bench" / "results" / "start_latency.json"
+    path.write_text(json.dumps(out, indent=2) + "\n")
+    print(f"written: {path}")
+
+
+if __name__ == "__main__":
+    main()
