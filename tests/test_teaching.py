@@ -163,3 +163,18 @@ def test_k_steps_per_graph_call_train_exactly_what_one_step_per_call_trains(smal
     assert len({s.step_seconds for s in steps[1:9]}) == 1, "steps 2-9 were one call (equal shares of its time)"
     assert steps[0].step_seconds != steps[1].step_seconds, "the first step alone: it shows sooner"
     assert len({s.step_seconds for s in one_events.of(StepEvent)[1:9]}) > 1
+
+
+def test_the_first_step_reaches_the_store_at_once_even_right_after_the_compile_phase(store):
+    """A viewer who pressed Start waits for it; the next call may compile for seconds (K steps per call)."""
+    from core.runs.recording import StoreRecorder
+    from core.training.events import PhaseEvent
+    run_id = store.create_run(TrainConfig(), exclusive=False)
+    recorder = StoreRecorder(store, run_id)
+    recorder.on_phase(PhaseEvent("training", first_step_seconds=0.6))  # flushes, as the trainer's order has it
+    recorder.on_step(StepEvent(step=1, epoch=1, loss=2.3, step_seconds=0.6, samples_per_s=100.0, elapsed=0.6,
+                               eta=10.0, total_steps=70))
+    assert [s.step for s in store.steps(run_id)] == [1] and store.get(run_id).step == 1
+    recorder.on_step(StepEvent(step=2, epoch=1, loss=2.2, step_seconds=0.01, samples_per_s=100.0, elapsed=0.61,
+                               eta=10.0, total_steps=70))
+    assert [s.step for s in store.steps(run_id)] == [1], "later steps are batched as before"
