@@ -66,10 +66,12 @@ class ConfigForm:
         return self.raw[name]
 
     def text_number(self, name: str, col=st, disabled: bool = False) -> None:
-        key = f"cfg_{name}"  # a value set by a button (the MLP's + and −) is in the session state already
-        value = {} if key in st.session_state else {"value": field_text(name, getattr(self.config, name))}
-        self.raw[name] = col.text_input(t(f"configure.f_{name}"), key=key, help=t(f"configure.x_{name}"),
-                                        disabled=disabled, **value)
+        value = field_text(name, getattr(self.config, name))
+        # The MLP's + and − change `hidden` from outside this field: a key per shape makes it a new field showing
+        # the new shape (a field keeps what the browser sent before over a new `value`).
+        key = f"cfg_{name}_{value}" if name == "hidden" else f"cfg_{name}"
+        self.raw[name] = col.text_input(t(f"configure.f_{name}"), value=value, key=key, help=t(f"configure.x_{name}"),
+                                        disabled=disabled)
         self.slots[name] = col.empty()
 
     def checkbox(self, name: str, col=st, slot: bool = False) -> bool:

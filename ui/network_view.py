@@ -5,7 +5,7 @@ from __future__ import annotations
 import plotly.graph_objects as go
 import streamlit as st
 
-from core.config import DEFAULT_HIDDEN, MAX_HIDDEN_LAYERS, MAX_UNITS, TrainConfig, field_text
+from core.config import DEFAULT_HIDDEN, MAX_HIDDEN_LAYERS, MAX_UNITS, TrainConfig
 from ui.i18n import t
 from ui.present import for_room
 from ui.session import set_config
@@ -23,8 +23,7 @@ def mlp_parameters(hidden: tuple[int, ...]) -> int:
 
 
 def _reshape(config: TrainConfig, hidden: tuple[int, ...]) -> None:
-    set_config(config.with_(hidden=hidden))
-    st.session_state["cfg_hidden"] = field_text("hidden", hidden)  # the exact-widths field shows the new shape
+    set_config(config.with_(hidden=hidden))  # the exact-widths field follows (ConfigForm keys it by shape)
 
 
 def shape_buttons(config: TrainConfig) -> None:
