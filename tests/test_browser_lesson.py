@@ -8,6 +8,7 @@ import time
 import pytest
 
 from core.runs.store import RunStore
+from tests.helpers import wait_for
 from tests.server import CHROMIUM, CHROMIUM_ARGS, require_chromium, start_server
 from tests.test_browser import SHOTS, shot
 
@@ -43,16 +44,9 @@ def wait_status(page, word: str, timeout=60_000):
     expect(page.get_by_role("heading", name=re.compile(f"— {word}$"))).to_be_visible(timeout=timeout)
 
 
-def wait_for(predicate, what: str, timeout: float = 15.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.1)
-
-
 def top_shot(page, name: str) -> None:
     """What the room sees first: the page scrolled to its top, in large type."""
-    wait_for(lambda: page.evaluate("getComputedStyle(document.documentElement).fontSize") == "21px", "large type")
+    wait_for(lambda: page.evaluate("getComputedStyle(document.documentElement).fontSize") == "21px", what="large type", timeout=15)
     page.locator("[data-testid=\"stMain\"] :is(h1, h2, h3)").first.scroll_into_view_if_needed()
     page.wait_for_timeout(300)
     shot(page, name)
@@ -71,7 +65,7 @@ def test_a_lesson_in_presentation_mode(lesson):
     page = browser.new_page(viewport={"width": 1400, "height": 900})
     page.goto(url + "/configure?present=1&network=mlp&epochs=40&validate_every=20")
     expect(page.get_by_text("Configuration is valid")).to_be_visible(timeout=60_000)
-    wait_for(lambda: page.evaluate("getComputedStyle(document.documentElement).fontSize") == "21px", "large type")
+    wait_for(lambda: page.evaluate("getComputedStyle(document.documentElement).fontSize") == "21px", what="large type", timeout=15)
     expect(page.locator('[data-testid="stSidebar"]')).to_have_attribute("data-collapsed", "true")
 
     # --- shape the MLP: 512,512 -> 64,64 with the − buttons; the diagram and the count follow --------------
@@ -123,7 +117,7 @@ def test_a_lesson_in_presentation_mode(lesson):
     for delay in (0.05, 0.1, 0.25):  # one notch at a time, each sent to the run before the next
         thumb.focus()
         thumb.press("ArrowRight")
-        wait_for(lambda: store.get(run.id).step_delay == pytest.approx(delay), f"a delay of {delay} s")
+        wait_for(lambda: store.get(run.id).step_delay == pytest.approx(delay), what=f"a delay of {delay} s", timeout=15)
     expect(page.get_by_text("Slow motion requested")).to_be_visible(timeout=15_000)
     page.get_by_role("button", name="▶️ Resume").click()
     wait_status(page, "running")
@@ -135,12 +129,12 @@ def test_a_lesson_in_presentation_mode(lesson):
     # --- curves people can read: smoothing, log scale, validation every 20 steps ----------------------------
     page.get_by_text("Log scale").click()
     wait_for(lambda: page.evaluate(f"document.querySelector('{CURVES} .js-plotly-plot').layout.yaxis.type") == "log",
-             "the loss axis on a log scale")
+             what="the loss axis on a log scale", timeout=15)
     smoothing = page.get_by_role("slider", name=re.compile("Smoothing"))
     smoothing.focus()
     smoothing.press("Home")  # smoothing off: the raw curve is drawn alone, in full colour
     wait_for(lambda: page.evaluate(f"document.querySelector('{CURVES} .js-plotly-plot').data.filter(t => "
-                                   "t.name === 'smoothed').length") == 0, "the smoothed curve to go")
+                                   "t.name === 'smoothed').length") == 0, what="the smoothed curve to go", timeout=15)
     assert len(store.validations(run.id)) >= 1
     top_shot(page, "lesson_train_1400")
     assert cut_text(page) == []
@@ -159,7 +153,7 @@ def test_a_lesson_in_presentation_mode(lesson):
     assert zoomed.evaluate(background) == "rgb(255, 255, 255)"
     zoomed.locator('[data-testid="stMainMenu"]').click()
     zoomed.locator('[data-testid="stMainMenuItem-theme-Dark"]').click()
-    wait_for(lambda: zoomed.evaluate(background) != "rgb(255, 255, 255)", "the dark theme")
+    wait_for(lambda: zoomed.evaluate(background) != "rgb(255, 255, 255)", what="the dark theme", timeout=15)
     zoomed.keyboard.press("Escape")
     top_shot(zoomed, "lesson_train_150_dark")
 

@@ -16,6 +16,7 @@ from core.training.control import Control
 from core.training.events import EventLog, LearningRateEvent, StepEvent, ValidationEvent
 from core.training.loop import train
 from core.training.weights import snapshot
+from tests.helpers import wait_for
 
 
 def lesson_config(small_mnist, **changes) -> TrainConfig:
@@ -69,16 +70,6 @@ def test_validation_every_n_steps_gives_a_curve_within_one_epoch(small_mnist):
     assert [p.step for p in points] == [10, 20, 30, steps]
     assert all(0 <= p.val_acc <= 1 and np.isfinite(p.val_loss) for p in points)
     assert points[-1].val_acc == pytest.approx(result.history[-1].val_acc)
-
-
-def wait_for(predicate, timeout=60.0, what="condition"):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def test_step_slow_motion_and_a_new_learning_rate_through_the_run_store(store, small_mnist):

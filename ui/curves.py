@@ -145,9 +145,9 @@ def _layout(fig: go.Figure, o: CurveOptions, cells, per_step: bool) -> None:
     fig.update_annotations(yshift=6)  # the subplot titles, clear of the legend above them
     fig.update_layout(legend_y=1.12 if o.present else 1.18)
     fig.update_xaxes(title_text=t("train.step"), row=cells[0][0], col=cells[0][1])
+    axis = dict(title_text=t("train.step")) if per_step else dict(title_text=t("train.epoch"), **EPOCH_AXIS)
     for row, col in cells[1:]:
-        fig.update_xaxes(title_text=t("train.step"), row=row, col=col) if per_step else \
-            fig.update_xaxes(title_text=t("train.epoch"), row=row, col=col, **EPOCH_AXIS)
+        fig.update_xaxes(row=row, col=col, **axis)
     if o.log_y:
         for row, col in cells[:2]:
             fig.update_yaxes(type="log", row=row, col=col)
