@@ -6,6 +6,7 @@ from core import config as C
 from ui.config_form import ConfigForm, config_from_url, layer_table, write_url
 from ui.i18n import t
 from ui.network_view import network_diagram, shape_buttons
+from ui.schedule_view import schedule_chart
 from ui.session import get_config, get_store, set_config
 from ui.text import URL_VALUE_MAX, literal
 from ui.train_view import start_button
@@ -29,7 +30,11 @@ with shape:
     if network == "mlp":
         shape_buttons(config)
 with numbers:
-    for name in ("learning_rate", "epochs", "batch_size"):
+    form.text_number("learning_rate")
+    form.explained("learning_rate")
+    form.choice("lr_schedule", C.LR_SCHEDULES)
+    form.explained("lr_schedule")
+    for name in ("epochs", "batch_size"):
         form.text_number(name)
         form.explained(name)
     form.checkbox("augment")
@@ -77,6 +82,8 @@ else:
     if config.workers > 1:
         st.caption(t("configure.workers_batch", batch=config.batch_size, workers=config.workers,
                      per=config.worker_batch))
+with numbers:
+    schedule_chart(config)  # of the valid config: the schedule the run would follow
 if start_button(get_store(), config, disabled_by=bool(errors), key="configure_start"):
     st.switch_page("app_pages/train.py")
 

@@ -12,6 +12,7 @@ NETWORKS = ("lenet5", "mlp")
 STYLES = ("cell", "functional")
 MODES = ("graph", "pynative")
 OPTIMIZERS = ("momentum", "sgd", "adam")
+LR_SCHEDULES = ("constant", "step", "cosine", "warmup_cosine", "one_cycle")  # core/model/lr_schedules.py
 LOSSES = ("softmax_ce", "cross_entropy", "label_smoothing")
 AMP_LEVELS = ("O0", "O1", "O2", "O3")
 # Measured on the 2-core AVX-512 CPU, graph mode, batch 64: O1-O3 train correctly but are slower than O0
@@ -25,6 +26,8 @@ LABELS = {
     "momentum": "Momentum", "sgd": "SGD", "adam": "Adam",
     "softmax_ce": "SoftmaxCrossEntropyWithLogits(sparse=True)", "cross_entropy": "CrossEntropyLoss",
     "label_smoothing": "Label-smoothing CE (custom nn.LossBase)",
+    "constant": "Constant", "step": "Step decay (×0.1 at 1/2 and 3/4)", "cosine": "Cosine to 0",
+    "warmup_cosine": "Warm-up (10 %) then cosine", "one_cycle": "One-cycle (up 30 %, then down)",
 }
 
 MAX_BATCH = 4096
@@ -55,6 +58,8 @@ class TrainConfig:
     mode: str = "graph"
     optimizer: str = "momentum"
     learning_rate: float = 0.01
+    # How the learning rate moves over the run (LR_SCHEDULES); learning_rate is its peak.
+    lr_schedule: str = "constant"
     momentum: float = 0.9
     weight_decay: float = 0.0
     loss: str = "softmax_ce"
@@ -92,7 +97,8 @@ class TrainConfig:
             e[field] = text(lang, f"config.{code}", **values)
 
         for name, allowed in (("network", NETWORKS), ("style", STYLES), ("mode", MODES),
-                              ("optimizer", OPTIMIZERS), ("loss", LOSSES), ("amp_level", AMP_LEVELS)):
+                              ("optimizer", OPTIMIZERS), ("lr_schedule", LR_SCHEDULES), ("loss", LOSSES),
+                              ("amp_level", AMP_LEVELS)):
             if getattr(self, name) not in allowed:
                 say(name, "unknown_choice", name=name, value=repr(getattr(self, name)), choices=", ".join(allowed))
 

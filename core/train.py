@@ -28,7 +28,7 @@ HELP = {"hidden": "the MLP's hidden layers, units per layer (none: no hidden lay
         "lr_changes": "change the learning rate before these steps (a re-run's recorded changes); ",
         "steps_per_call": "training steps per graph call in Graph mode, Cell style, one process (0: 8); "}
 CHOICES = {"network": "NETWORKS", "style": "STYLES", "mode": "MODES", "optimizer": "OPTIMIZERS",
-           "loss": "LOSSES", "amp_level": "AMP_LEVELS"}
+           "lr_schedule": "LR_SCHEDULES", "loss": "LOSSES", "amp_level": "AMP_LEVELS"}
 
 
 def build_parser() -> argparse.ArgumentParser:

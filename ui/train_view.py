@@ -18,6 +18,7 @@ from ui.i18n import label, language, say, status_word, t
 from ui.live import run_snapshot, shared_views
 from ui.pacing import controls, notice_text, pacing
 from ui.present import presenting
+from ui.schedule_view import current_learning_rate
 from ui.text import code, literal
 
 __all__ = ["RunView", "build_view", "start_form", "start_button", "draw_run", "notice_text"]
@@ -42,10 +43,6 @@ def build_view(store: RunStore, run_id: str, live: bool) -> RunView:
     per_epoch = run.total_steps // run.config.epochs if run and run.total_steps else None
     history = read_history(store, run_id, per_epoch)
     return RunView(run, history, log, history.steps[-1].elapsed if history.steps else None)
-
-
-def current_learning_rate(run: Run, history: History) -> float:
-    return history.lr_changes[-1].learning_rate if history.lr_changes else run.config.learning_rate
 
 
 def start_button(store: RunStore, config: TrainConfig, disabled_by: bool = False, name: str | None = None,

@@ -122,7 +122,7 @@ def train(config: TrainConfig, folder: MnistFolder, callbacks: Iterable[Callback
     done_epochs = resume.epoch if resume else 0
     _seed(config, done_epochs)
     data = prepare_data(config, folder, parallel)
-    model = build_model(config, resume, parallel)
+    model = build_model(config, resume, parallel, data.steps_per_epoch)
     step = resume.step if resume else 0
     loop = _Loop(config, data, model, CallbackList(callbacks), _control(control, parallel),
                  StepClock(data.steps_per_epoch * config.epochs, resume.elapsed if resume else 0.0), parallel,
@@ -181,7 +181,8 @@ def prepare_data(config: TrainConfig, folder: MnistFolder, parallel: Parallel | 
                      workers, batch)
 
 
-def build_model(config: TrainConfig, resume: ResumeState | None, parallel: Parallel | None) -> Model:
+def build_model(config: TrainConfig, resume: ResumeState | None, parallel: Parallel | None,
+                steps_per_epoch: int = 1) -> Model:
     """The network (with a resumed run's weights), its train step in the configured style, and its evaluator."""
     net = network_for(config)
     if config.amp_level != "O0":
@@ -189,7 +190,7 @@ def build_model(config: TrainConfig, resume: ResumeState | None, parallel: Paral
     if resume is not None:
         restore(net, resume.weights)
     loss_fn = build_loss(config.loss)
-    optimizer = build_optimizer(config, net.trainable_params())
+    optimizer = build_optimizer(config, net.trainable_params(), steps_per_epoch)
     return Model(net, make_train_step(config, net, loss_fn, optimizer, parallel), NetWithLoss(net, loss_fn), optimizer)
 
 
