@@ -15,7 +15,7 @@ from ui.present import presentation_style, presenting  # noqa: E402
 tune_gc_for_server()
 
 st.set_page_config(page_title=t("common.app_name"), page_icon="🧠", layout="wide",
-                   initial_sidebar_state="collapsed" if presenting() else "expanded")
+                   initial_sidebar_state="collapsed" if presenting() else "auto")  # auto: folded away on a phone
 
 
 def open_default_page() -> None:

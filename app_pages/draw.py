@@ -13,9 +13,11 @@ from ui.runs import pick_trained_run
 from ui.inside import render_inside
 from ui.text import literal
 from ui.present import for_room
+from ui.draw_target import drawing_target
 
 st.title("✏️ " + t("nav.draw"))
 run = pick_trained_run(t("draw.model"), key="draw_run")
+target = drawing_target()  # from Evaluate's "Draw one like this"
 
 left, mid, right = st.columns([3, 2, 3])
 with left:
@@ -42,6 +44,9 @@ except CheckpointError as e:
 with right:
     best = int(np.argmax(probs))
     st.markdown("### " + t("draw.prediction", digit=best, p=probs[best]))
+    if target is not None:
+        (st.success if best == target.digit else st.warning)(
+            t("draw.target_right" if best == target.digit else "draw.target_wrong", digit=target.digit, read=best))
     fig = go.Figure(go.Bar(x=DIGITS, y=probs, marker_color=["#2f80ed" if i == best else "#7f8c8d" for i in range(10)]))
     fig.update_layout(height=260, yaxis=dict(range=[0, 1], title=t("draw.probability")),
                       xaxis=digit_axis(t("draw.digit")), margin=dict(l=10, r=10, t=10, b=10))

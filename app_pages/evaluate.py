@@ -1,20 +1,19 @@
-"""Evaluate: test metrics of a run's checkpoint, confusion matrix with drill-down, per-class table, mistakes."""
+"""Evaluate: test metrics of a run's checkpoint, a confusion matrix whose cells open their images, per-class
+table, mistakes; from any image, Draw one like it."""
 import numpy as np
 import pandas as pd
-import plotly.graph_objects as go
 import streamlit as st
 
 from core.model.checkpoint import CheckpointError
 from core.data.folders import validate_mnist_dir
 from core.data.idx import DataError
 from core.app import model_service
-from ui.charts import DIGITS, digit_axis
+from ui.confusion import cell_gallery, confusion_matrix
 from ui.i18n import say, t
 from ui.runs import pick_trained_run
 from ui.session import check_user_path, split_arrays
 from ui.inside import render_inside
 from ui.text import literal
-from ui.present import for_room
 
 st.title("📊 " + t("nav.evaluate"))
 run = pick_trained_run(t("evaluate.run"), key="eval_run")
@@ -33,7 +32,8 @@ split = st.radio(t("evaluate.split"), splits, horizontal=True, key="eval_split",
 
 key = (run.checkpoint, str(folder.root), split)
 if st.session_state.get("eval_key") != key:
-    st.session_state.pop("eval_report", None)
+    for stale in ("eval_report", "cell_true", "cell_pred"):  # another model or data: its own worst mistake
+        st.session_state.pop(stale, None)
 # Evaluated once per (checkpoint, folder, split), then kept for this session.
 if "eval_report" not in st.session_state:
     try:
@@ -49,14 +49,8 @@ c[0].metric(t("evaluate.accuracy"), f"{r.accuracy:.2%}")
 c[1].metric(t("evaluate.loss"), f"{r.loss:.4f}")
 c[2].metric(t("evaluate.misclassified"), t("evaluate.n_of_m", n=len(r.misclassified), m=len(r.labels)))
 
-fig = go.Figure(go.Heatmap(z=np.log1p(r.confusion), text=r.confusion, texttemplate="%{text}", x=DIGITS, y=DIGITS,
-                           colorscale="Blues", showscale=False,
-                           hovertemplate=t("evaluate.hover") + "<extra></extra>"))
-fig.update_layout(height=460, xaxis=digit_axis(t("evaluate.predicted")),
-                  yaxis=dict(digit_axis(t("evaluate.true")), autorange="reversed", scaleanchor="x", constrain="domain"),
-                  margin=dict(l=10, r=10, t=10, b=10))  # scaleanchor: square cells
 left, right = st.columns([3, 2])
-left.plotly_chart(for_room(fig), width="stretch", key="confusion")
+confusion_matrix(r, left)  # a click on a cell chooses it for the gallery below
 table = pd.DataFrame({"digit": range(10), "precision": r.precision, "recall": r.recall, "f1": r.f1,
                       "support": r.support})
 right.dataframe(table.style.format({"precision": "{:.3f}", "recall": "{:.3f}", "f1": "{:.3f}"}),
@@ -69,21 +63,19 @@ off = r.confusion.copy()
 np.fill_diagonal(off, -1)
 worst = np.unravel_index(off.argmax(), off.shape)
 st.subheader(t("evaluate.cell"))
+st.caption(t("evaluate.click_hint"))
 a, b = st.columns(2)
-true = a.selectbox(t("evaluate.true_digit"), range(10), index=int(worst[0]), key="cell_true")
-pred = b.selectbox(t("evaluate.predicted_digit"), range(10), index=int(worst[1]), key="cell_pred")
-pos = r.cell(true, pred)[:24]
-
-def gallery(positions, caption_fn):
-    if len(positions) == 0:
-        st.caption(t("evaluate.no_images"))
-        return
-    st.image([images[r.sample_ids[p]] for p in positions], width=84, caption=[caption_fn(p) for p in positions])
-
+st.session_state.setdefault("cell_true", int(worst[0]))  # the worst mistake until a cell is clicked or chosen
+st.session_state.setdefault("cell_pred", int(worst[1]))
+true = a.selectbox(t("evaluate.true_digit"), range(10), key="cell_true")
+pred = b.selectbox(t("evaluate.predicted_digit"), range(10), key="cell_pred")
 st.caption(t("evaluate.cell_caption", n=r.confusion[true, pred], true=true, pred=pred))
-gallery(pos, lambda p: f"#{r.sample_ids[p]} p={r.probabilities[p, pred]:.2f}")
+cell_gallery(images, r, r.cell(true, pred)[:24], lambda p: f"#{r.sample_ids[p]} p={r.probabilities[p, pred]:.2f}",
+             key="cell")
 st.subheader(t("evaluate.mistakes"))
-gallery(r.misclassified[:24], lambda p: f"{r.labels[p]}→{r.predicted[p]} p={r.probabilities[p, r.predicted[p]]:.2f}")
+cell_gallery(images, r, r.misclassified[:24],
+             lambda p: f"{r.labels[p]}→{r.predicted[p]} p={r.probabilities[p, r.predicted[p]]:.2f}",
+             key="mistakes")
 
 st.subheader("🔬 " + t("evaluate.inside"))
 choices = list(r.misclassified[:24]) or list(range(min(24, len(r.labels))))

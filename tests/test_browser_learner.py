@@ -1,0 +1,91 @@
+"""The learner's loop in a real browser (Chromium on 127.0.0.1): a click on a confusion-matrix cell opens its
+images, "Draw one like this" opens Draw with that digit asked for, and a digit drawn with a finger on a
+390 px phone screen is read."""
+import pytest
+
+from core.app import model_service
+from core.runs.store import RunStore
+from tests.server import CHROMIUM, CHROMIUM_ARGS, require_chromium, start_server
+from tests.test_browser import SHOTS, nav, shot
+
+require_chromium(pytest)
+
+from playwright.sync_api import expect, sync_playwright  # noqa: E402
+
+SEVEN = [(70, 60), (210, 60), (165, 130), (130, 200), (115, 240)]  # canvas pixels: the bar, then the stem
+
+
+@pytest.fixture(scope="module")
+def learner(tmp_path_factory, trained_ckpt):
+    root = tmp_path_factory.mktemp("learner-store")
+    model_service.import_checkpoint(RunStore(root), trained_ckpt.read_bytes(), "mlp.ckpt")
+    srv = start_server(root)
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield srv.url, RunStore(root), browser
+        browser.close()
+    srv.stop()
+    print(srv.log()[-3000:])
+
+
+def cell_caption(page) -> str:
+    return page.get_by_text(" read as ").first.inner_text()
+
+
+def test_a_click_on_a_confusion_cell_shows_its_images_and_draw_one_like_this_opens_draw(learner):
+    url, store, browser = learner
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    page.goto(url + "/evaluate")
+    expect(page.get_by_text("misclassified").first).to_be_visible(timeout=120_000)
+    matrix = page.locator('[data-testid="stPlotlyChart"]').first
+    markers = matrix.locator(".scatterlayer .trace .points path")
+    expect(markers).to_have_count(100, timeout=30_000)
+    before = cell_caption(page)
+    for true, pred in ((4, 9), (3, 3)):  # a mistake's cell, then a diagonal one
+        box = markers.nth(true * 10 + pred).bounding_box()
+        page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+        expect(page.get_by_text(f" images of {true} read as {pred}")).to_be_visible(timeout=30_000)
+    assert cell_caption(page) != before
+    shot(page, "learner-1-cell-clicked")
+    page.mouse.click(5, 5)  # away from the chart
+    page.get_by_role("button", name="✏️").first.click()  # under the first image of the 3 → 3 cell
+    asked = page.locator('[data-testid="stMarkdownContainer"]', has_text="like this one")
+    expect(asked).to_contain_text("Draw a 3", timeout=60_000)
+    expect(page.locator("canvas.upper-canvas").first).to_be_visible(timeout=60_000)
+    shot(page, "learner-2-draw-one-like-this")
+
+
+def test_a_digit_drawn_with_a_finger_on_a_390_px_screen_is_read_without_scrolling_sideways(learner):
+    url, store, browser = learner
+    context = browser.new_context(viewport={"width": 390, "height": 844}, device_scale_factor=3, is_mobile=True,
+                                  has_touch=True)
+    page = context.new_page()
+    page.goto(url + "/draw")
+    canvas = page.locator("canvas.upper-canvas").first
+    expect(canvas).to_be_visible(timeout=60_000)
+    expect(page.get_by_text("canvas is empty")).to_be_visible(timeout=30_000)
+    canvas.scroll_into_view_if_needed()
+    box = canvas.bounding_box()
+    assert box["x"] >= 0 and box["x"] + box["width"] <= 390, box
+    scale = box["width"] / 280
+    cdp = context.new_cdp_session(page)
+
+    def touch(kind: str, x: float, y: float):
+        points = [] if kind == "touchEnd" else [{"x": box["x"] + x * scale, "y": box["y"] + y * scale}]
+        cdp.send("Input.dispatchTouchEvent", {"type": kind, "touchPoints": points})
+
+    touch("touchStart", *SEVEN[0])
+    for (x0, y0), (x1, y1) in zip(SEVEN, SEVEN[1:]):
+        for i in range(1, 13):
+            touch("touchMove", x0 + (x1 - x0) * i / 12, y0 + (y1 - y0) * i / 12)
+    touch("touchEnd", 0, 0)
+    expect(page.get_by_text("Prediction:")).to_be_visible(timeout=60_000)
+    page.get_by_text("Prediction:").scroll_into_view_if_needed()
+    expect(page.locator('[data-testid="stPlotlyChart"]').first).to_be_visible(timeout=30_000)
+    wide = page.evaluate("() => document.documentElement.scrollWidth")
+    assert wide <= 390, f"the page is {wide} px wide on a 390 px screen: it scrolls sideways"
+    chart = page.locator('[data-testid="stPlotlyChart"]').first.bounding_box()
+    assert chart["x"] >= 0 and chart["x"] + chart["width"] <= 390, chart
+    shot(page, "learner-3-finger-390px")
+    context.close()

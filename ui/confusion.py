@@ -1,0 +1,74 @@
+"""Evaluate's confusion matrix that answers a click: the cell's images, each with "Draw one like this".
+
+Plotly heatmaps report no points to st.plotly_chart(on_select=...) when clicked (checked in Chromium), so an
+all but invisible square marker sits on every cell's centre and takes the click."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import plotly.graph_objects as go
+import streamlit as st
+
+from core.model.metrics import Report
+from ui.charts import DIGITS, digit_axis
+from ui.i18n import t
+from ui.present import for_room
+
+__all__ = ["DrawTarget", "confusion_matrix", "cell_gallery", "DRAW_TARGET"]
+
+DRAW_TARGET = "draw_target"  # session key: the digit the Draw page asks for
+GALLERY_COLUMNS = 8
+
+
+@dataclass(frozen=True)
+class DrawTarget:
+    """A digit to draw, and the image that prompted it (shown beside the canvas)."""
+    digit: int
+    image: np.ndarray | None = None
+    read_as: int | None = None       # what the network read that image as
+    sample_id: int | None = None
+
+
+def _figure(r: Report) -> go.Figure:
+    fig = go.Figure(go.Heatmap(z=np.log1p(r.confusion), text=r.confusion, texttemplate="%{text}", x=DIGITS, y=DIGITS,
+                               colorscale="Blues", showscale=False, hoverinfo="skip"))
+    rows, cols = np.indices(r.confusion.shape)
+    fig.add_trace(go.Scatter(x=[DIGITS[c] for c in cols.ravel()], y=[DIGITS[t_] for t_ in rows.ravel()],
+                             mode="markers", marker=dict(symbol="square", size=36, opacity=0.01, color="#000"),
+                             text=r.confusion.ravel(), hovertemplate=t("evaluate.hover") + "<extra></extra>",
+                             showlegend=False))
+    # Ranges fixed to the cells: the markers would otherwise pad the axes and draw grid lines round the matrix.
+    fig.update_layout(height=460, clickmode="event+select",
+                      xaxis=dict(digit_axis(t("evaluate.predicted")), range=[-0.5, 9.5], showgrid=False, zeroline=False),
+                      yaxis=dict(digit_axis(t("evaluate.true")), range=[9.5, -0.5], scaleanchor="x", constrain="domain",
+                                 showgrid=False, zeroline=False),
+                      margin=dict(l=10, r=10, t=10, b=10))  # scaleanchor: square cells; y from 0 at the top
+    return fig
+
+
+def confusion_matrix(r: Report, container, key: str = "confusion") -> None:
+    """Draw the matrix; a click on a cell chooses it (cell_true, cell_pred in the session) for the gallery."""
+    event = container.plotly_chart(for_room(_figure(r)), width="stretch", key=key, on_select="rerun",
+                                   selection_mode="points")
+    points = event.selection.points if event and event.selection else []
+    clicked = (int(points[0]["y"]), int(points[0]["x"])) if points else None
+    if clicked is not None and clicked != st.session_state.get("_cell_clicked"):
+        st.session_state["cell_true"], st.session_state["cell_pred"] = clicked  # before their selectboxes exist
+    st.session_state["_cell_clicked"] = clicked  # a click applies once; the selectboxes may change it after
+
+
+def cell_gallery(images: np.ndarray, r: Report, positions, caption, key: str) -> None:
+    """The images at positions of the report, each captioned and with a button to draw one like it."""
+    if len(positions) == 0:
+        st.caption(t("evaluate.no_images"))
+        return
+    for start in range(0, len(positions), GALLERY_COLUMNS):
+        cols = st.columns(GALLERY_COLUMNS)
+        for col, p in zip(cols, positions[start:start + GALLERY_COLUMNS]):
+            image = images[r.sample_ids[p]]
+            col.image(image, width=84, caption=caption(p))
+            if col.button("✏️", key=f"{key}_draw_{r.sample_ids[p]}", help=t("evaluate.draw_like", digit=r.labels[p])):
+                st.session_state[DRAW_TARGET] = DrawTarget(int(r.labels[p]), image, int(r.predicted[p]),
+                                                           int(r.sample_ids[p]))
+                st.switch_page("app_pages/draw.py")
