@@ -14,6 +14,7 @@ from ui.inside import render_inside
 from ui.text import literal
 from ui.present import for_room
 from ui.draw_target import drawing_target
+from ui.export_view import LAST_DRAWING
 
 st.title("✏️ " + t("nav.draw"))
 run = pick_trained_run(t("draw.model"), key="draw_run")
@@ -33,6 +34,7 @@ try:
 except DrawingError as e:
     mid.info(str(e))
     st.stop()
+st.session_state[LAST_DRAWING] = digit  # Runs' export check reads it too
 with mid:
     st.caption(t("draw.network_sees"))
     st.image(digit, width=168)

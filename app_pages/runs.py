@@ -7,8 +7,8 @@ import streamlit as st
 
 from core.app import model_service
 from core.model.checkpoint import CheckpointError
-from core.model.export import FORMATS
 from core.runs.store import RunBusy
+from ui.export_view import export_panel
 from ui.format import fmt_duration, readable, run_label
 from ui.i18n import label, say, status_word, t
 from ui.session import get_store
@@ -45,24 +45,6 @@ st.dataframe(table, hide_index=True, width="stretch",
                             "best val acc": st.column_config.NumberColumn(t("runs.col_best_val_acc"),
                                                                           format="percent")})
 
-def export_buttons(run) -> None:
-    """Export to MindIR / ONNX (for MindSpore Lite, ONNX Runtime, ...), then offer the file."""
-    fmt = st.radio(t("runs.export_format"), list(FORMATS), horizontal=True, key="export_format",
-                   format_func=lambda f: t(f"runs.format_{f}"))
-    if st.button("📦 " + t("runs.export"), key="export"):
-        try:
-            with st.spinner(t("runs.exporting")):
-                st.session_state["exported"] = (run.id, fmt, model_service.export(run.checkpoint, fmt,
-                                                                                 store.export_dir(run.id)))
-        except (CheckpointError, OSError, RuntimeError, ValueError) as e:
-            st.error(t("runs.export_failed", error=say(e)))
-    done = st.session_state.get("exported")
-    if done and done[0] == run.id and done[1] == fmt and done[2].exists():
-        st.download_button("⬇️ " + t("runs.download_file", name=done[2].name), done[2].read_bytes(),
-                           file_name=f"{run.name.replace(' ', '_').replace('/', '_')}{done[2].suffix}",
-                           key="download_export")
-
-
 run = st.selectbox(t("train.run"), runs, format_func=run_label, key="runs_selected")
 st.dataframe(pd.DataFrame([{t("runs.setting"): t(f"configure.f_{k}"), t("runs.value"): readable(v)}
                            for k, v in run.config.to_dict().items()]), hide_index=True, width="stretch")
@@ -87,7 +69,7 @@ with b:
     elif run.checkpoint:
         st.warning(t("runs.checkpoint_gone"))
     if run.checkpoint and Path(run.checkpoint).exists() and not run.active:
-        export_buttons(run)
+        export_panel(store, run)
 with c:
     sure = st.checkbox(t("runs.sure"), key=f"sure_{run.id}")
     if st.button("🗑️ " + t("runs.delete"), disabled=not sure):

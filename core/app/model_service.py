@@ -140,3 +140,12 @@ def import_checkpoint(store: RunStore, data: bytes, filename: str) -> str:
         return run_id
     finally:
         tmp.unlink(missing_ok=True)
+
+
+def check_export(path: str | os.PathLike, exported: str | os.PathLike, fmt: str, images: np.ndarray):
+    """core.model.export_check.Agreement of the exported file with the checkpoint at path on images."""
+    from core.model.export_check import agreement, predict_exported  # deferred: MindSpore, ONNX Runtime
+    reference = predict(path, images)
+    with MINDSPORE_LOCK:
+        _ensure_mode()
+        return agreement(fmt, reference, predict_exported(exported, fmt, images))

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-from core.model.metrics import softmax
+from core.model.export_check import refuse_unexportable
 
 FORMATS = {"mindir": ("MINDIR", ".mindir"), "onnx": ("ONNX", ".onnx")}
 
@@ -23,6 +23,7 @@ def export(checkpoint_path: str | os.PathLike, fmt: str, out_dir: str | os.PathL
         raise ValueError(f"unknown export format {fmt!r}; choose one of {', '.join(FORMATS)}")
     file_format, ext = FORMATS[fmt]
     model = checkpoint.load(checkpoint_path)
+    refuse_unexportable(model.net, fmt)  # before MindSpore tries: a message naming the layer, not a C++ trace
     model.net.set_train(False)
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -39,13 +40,3 @@ def export(checkpoint_path: str | os.PathLike, fmt: str, out_dir: str | os.PathL
     finally:
         stem.with_name(stem.name + ext).unlink(missing_ok=True)
 
-
-def predict_mindir(path: str | os.PathLike, images: np.ndarray) -> np.ndarray:
-    """Class probabilities from an exported MindIR file (ms.load + nn.GraphCell), one image at a time,
-    as the file was exported for a batch of one."""
-    import mindspore as ms  # deferred: as in export
-
-    from core.data.pipeline import preprocess_numpy
-    cell = ms.nn.GraphCell(ms.load(str(path)))
-    x = preprocess_numpy(images)
-    return softmax(np.concatenate([cell(ms.Tensor(x[i:i + 1])).asnumpy() for i in range(len(x))]))

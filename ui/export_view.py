@@ -1,0 +1,65 @@
+"""Runs page: export a run to MindIR or ONNX, prove the file reads as the checkpoint does (on the evaluation
+split and on the drawing last made on Draw), and offer it for download."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import streamlit as st
+
+from core.app import model_service
+from core.data.folders import validate_mnist_dir
+from core.data.idx import DataError
+from core.model.checkpoint import CheckpointError
+from core.model.export import FORMATS
+from core.runs.rows import Run
+from core.runs.store import RunStore
+from ui.i18n import say, t
+from ui.session import split_arrays
+
+__all__ = ["export_panel", "LAST_DRAWING"]
+
+LAST_DRAWING = "last_drawing"  # session key: the 28×28 image Draw last read
+
+
+def export_panel(store: RunStore, run: Run) -> None:
+    fmt = st.radio(t("runs.export_format"), list(FORMATS), horizontal=True, key="export_format",
+                   format_func=lambda f: t(f"runs.format_{f}"))
+    if st.button("📦 " + t("runs.export"), key="export"):
+        try:
+            with st.spinner(t("runs.exporting")):
+                path = model_service.export(run.checkpoint, fmt, store.export_dir(run.id))
+            st.session_state["exported"] = (run.id, fmt, path)
+            with st.spinner(t("runs.checking")):
+                st.session_state["export_checks"] = _checks(run, fmt, path)
+        except (CheckpointError, DataError, OSError, RuntimeError, ValueError) as e:
+            st.error(t("runs.export_failed", error=say(e)))
+    done = st.session_state.get("exported")
+    if not (done and done[0] == run.id and done[1] == fmt and done[2].exists()):
+        return
+    for line in st.session_state.get("export_checks", []):
+        (st.success if line[0] else st.error)(line[1])
+    st.caption(t("runs.netron"))
+    st.download_button("⬇️ " + t("runs.download_file", name=done[2].name), done[2].read_bytes(),
+                       file_name=f"{run.name.replace(' ', '_').replace('/', '_')}{done[2].suffix}",
+                       key="download_export")
+
+
+def _checks(run: Run, fmt: str, path: Path) -> list[tuple[bool, str]]:
+    """(all identical, what to say) for the evaluation split and the last drawing."""
+    from core.model.evaluation import evaluation_set  # deferred: MindSpore
+    folder = validate_mnist_dir(run.config.data_dir)
+    split = "test" if folder.has_test else "validation"
+    file_split, indices = evaluation_set(folder, split, run.config.val_fraction)
+    images, _ = split_arrays(folder, file_split)
+    images = images if indices is None else images[indices]
+    runtime = t(f"runs.runtime_{fmt}")
+    lines = []
+    a = model_service.check_export(run.checkpoint, path, fmt, images)
+    lines.append((a.all_identical, t("runs.check_split", runtime=runtime, split=t(f"runs.split_{split}"),
+                                     same=a.identical, n=a.n, diff=f"{a.max_probability_diff:.1e}")))
+    drawing = st.session_state.get(LAST_DRAWING)
+    if drawing is not None:
+        d = model_service.check_export(run.checkpoint, path, fmt, drawing[None])
+        lines.append((d.all_identical, t("runs.check_drawing", runtime=runtime, diff=f"{d.max_probability_diff:.1e}",
+                                         same=t("runs.same") if d.all_identical else t("runs.different"))))
+    return lines
