@@ -76,6 +76,8 @@ class TrainConfig:
     # batch_size / workers samples per step and gradients are averaged, so 1 or N workers train alike.
     workers: int = 1
     data_dir: str | None = None  # None: the bundled 5,000 images
+    # Start from these weights instead of random ones (a fine-tune); the checkpoint's network must be this one.
+    init_checkpoint: str | None = None
     # The MLP's hidden layers, units per layer ((): no hidden layer, i.e. softmax regression). LeNet-5 ignores it.
     hidden: tuple[int, ...] = DEFAULT_HIDDEN
     # Validate every N steps as well as after every epoch (0: after every epoch only), so that a short lesson
@@ -243,7 +245,7 @@ def parse_field(name: str, raw: Any, lang: str = "en") -> Any:
     except ValueError:
         raise ConfigError({name: text(lang, "config.not_valid", value=repr(text_),
                                       kind=text(lang, f"config.kind_{kind}"))}) from None
-    if name == "data_dir":
+    if name in ("data_dir", "init_checkpoint"):
         return text_ or None
     return text_
 

@@ -7,14 +7,13 @@ from pathlib import Path
 import streamlit as st
 
 from core.app import model_service
-from core.data.folders import validate_mnist_dir
 from core.data.idx import DataError
 from core.model.checkpoint import CheckpointError
 from core.model.export import FORMATS
+from core.runs.finetune import evaluation_split
 from core.runs.rows import Run
 from core.runs.store import RunStore
 from ui.i18n import say, t
-from ui.session import split_arrays
 
 __all__ = ["export_panel", "LAST_DRAWING"]
 
@@ -46,12 +45,7 @@ def export_panel(store: RunStore, run: Run) -> None:
 
 def _checks(run: Run, fmt: str, path: Path) -> list[tuple[bool, str]]:
     """(all identical, what to say) for the evaluation split and the last drawing."""
-    from core.model.evaluation import evaluation_set  # deferred: MindSpore
-    folder = validate_mnist_dir(run.config.data_dir)
-    split = "test" if folder.has_test else "validation"
-    file_split, indices = evaluation_set(folder, split, run.config.val_fraction)
-    images, _ = split_arrays(folder, file_split)
-    images = images if indices is None else images[indices]
+    split, images, _ = evaluation_split(run.config)
     runtime = t(f"runs.runtime_{fmt}")
     lines = []
     a = model_service.check_export(run.checkpoint, path, fmt, images)

@@ -5,13 +5,13 @@ import mindspore as ms
 import mindspore.nn as nn
 import numpy as np
 
-from core.data.folders import MnistFolder, load_arrays, load_labels, stratified_split
+from core.data.folders import MnistFolder, load_labels, stratified_split
 from core.data.pipeline import create_dataset, preprocess_numpy
 from core.model.losses import build_loss
 from core.messages import ExplainedValueError
 from core.model.metrics import Report, report, softmax
 
-__all__ = ["NetWithLoss", "evaluate_batches", "evaluation_set", "evaluation_images", "evaluate", "predict"]
+__all__ = ["NetWithLoss", "evaluate_batches", "evaluation_set", "evaluate", "predict"]
 
 
 class NetWithLoss(nn.WithLossCell):
@@ -54,15 +54,6 @@ def evaluation_set(folder: MnistFolder, split: str, val_fraction: float) -> tupl
             raise ExplainedValueError("empty_validation_split", fraction=val_fraction, n=len(labels))
         return "train", val_idx
     raise ValueError(f"unknown split {split!r}; choose test or validation")
-
-
-def evaluation_images(folder: MnistFolder, val_fraction: float) -> tuple[str, np.ndarray, np.ndarray]:
-    """(split, images, labels) a model is judged on: the folder's test split when it has one, else the run's
-    validation split."""
-    split = "test" if folder.has_test else "validation"
-    file_split, indices = evaluation_set(folder, split, val_fraction)
-    images, labels = load_arrays(folder, file_split)
-    return (split, images, labels) if indices is None else (split, images[indices], labels[indices])
 
 
 def evaluate(net: nn.Cell, loss_name: str, folder: MnistFolder, split: str, val_fraction: float,

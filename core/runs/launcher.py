@@ -19,9 +19,9 @@ from core.runs.store import RunStore
 STOP_GRACE_S = 5.0  # a stop request is honoured between steps; after this the process is terminated
 
 
-def start(store: RunStore, config: TrainConfig, name: str | None = None) -> str:
+def start(store: RunStore, config: TrainConfig, name: str | None = None, source: str = "dashboard") -> str:
     """Create a run (RunBusy if one is training) and start its worker; returns the run id."""
-    run_id = store.create_run(config, name=name, source="dashboard")
+    run_id = store.create_run(config, name=name, source=source)
     _spawn(store, run_id)
     return run_id
 

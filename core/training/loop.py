@@ -189,9 +189,22 @@ def build_model(config: TrainConfig, resume: ResumeState | None, parallel: Paral
         net = ms.amp.auto_mixed_precision(net, config.amp_level)  # casts in place; names stay the same
     if resume is not None:
         restore(net, resume.weights)
+    elif config.init_checkpoint:
+        restore(net, initial_weights(config))
     loss_fn = build_loss(config.loss)
     optimizer = build_optimizer(config, net.trainable_params(), steps_per_epoch)
     return Model(net, make_train_step(config, net, loss_fn, optimizer, parallel), NetWithLoss(net, loss_fn), optimizer)
+
+
+def initial_weights(config: TrainConfig) -> dict[str, np.ndarray]:
+    """The weights of config.init_checkpoint (CheckpointError when it cannot be loaded, ValueError when it holds
+    another network)."""
+    from core.model import checkpoint
+    loaded = checkpoint.load(config.init_checkpoint)
+    if (loaded.config.network, loaded.config.hidden) != (config.network, config.hidden):
+        raise ValueError(f"{config.init_checkpoint} holds a {loaded.config.shape_label}, not the "
+                         f"{config.shape_label} this run trains: start from a checkpoint of the same network")
+    return snapshot(loaded.net)
 
 
 def _announce(loop: _Loop, resume: ResumeState | None) -> None:
