@@ -1,4 +1,5 @@
-"""Draw & predict: a digit drawn in the browser, preprocessed like MNIST, read by a trained network."""
+"""Draw & predict: a digit drawn in the browser, preprocessed like MNIST, read by a trained network; kept in
+"my handwriting" with the digit it is, to fine-tune the network on."""
 import numpy as np
 import plotly.graph_objects as go
 import streamlit as st
@@ -15,6 +16,8 @@ from ui.text import literal
 from ui.present import for_room
 from ui.draw_target import drawing_target
 from ui.export_view import LAST_DRAWING
+from ui.handwriting_view import handwriting, keep_drawing
+from ui.session import get_store
 
 st.title("✏️ " + t("nav.draw"))
 run = pick_trained_run(t("draw.model"), key="draw_run")
@@ -33,28 +36,33 @@ try:
     digit = to_mnist(canvas.image_data if canvas is not None else None)
 except DrawingError as e:
     mid.info(str(e))
-    st.stop()
-st.session_state[LAST_DRAWING] = digit  # Runs' export check reads it too
-with mid:
-    st.caption(t("draw.network_sees"))
-    st.image(digit, width=168)
-try:
-    probs = model_service.predict(run.checkpoint, digit[None])[0]
-except CheckpointError as e:
-    st.error(say(e))
-    st.stop()
-with right:
+    digit = None
+if digit is not None:
+    st.session_state[LAST_DRAWING] = digit  # Runs' export check reads it too
+    with mid:
+        st.caption(t("draw.network_sees"))
+        st.image(digit, width=168)
+    try:
+        probs = model_service.predict(run.checkpoint, digit[None])[0]
+    except CheckpointError as e:
+        st.error(say(e))
+        st.stop()
     best = int(np.argmax(probs))
-    st.markdown("### " + t("draw.prediction", digit=best, p=probs[best]))
-    if target is not None:
-        (st.success if best == target.digit else st.warning)(
-            t("draw.target_right" if best == target.digit else "draw.target_wrong", digit=target.digit, read=best))
-    fig = go.Figure(go.Bar(x=DIGITS, y=probs, marker_color=["#2f80ed" if i == best else "#7f8c8d" for i in range(10)]))
-    fig.update_layout(height=260, yaxis=dict(range=[0, 1], title=t("draw.probability")),
-                      xaxis=digit_axis(t("draw.digit")), margin=dict(l=10, r=10, t=10, b=10))
-    st.plotly_chart(for_room(fig), width="stretch", key="probs")
+    with right:
+        st.markdown("### " + t("draw.prediction", digit=best, p=probs[best]))
+        if target is not None:
+            (st.success if best == target.digit else st.warning)(
+                t("draw.target_right" if best == target.digit else "draw.target_wrong", digit=target.digit, read=best))
+        fig = go.Figure(go.Bar(x=DIGITS, y=probs,
+                               marker_color=["#2f80ed" if i == best else "#7f8c8d" for i in range(10)]))
+        fig.update_layout(height=260, yaxis=dict(range=[0, 1], title=t("draw.probability")),
+                          xaxis=digit_axis(t("draw.digit")), margin=dict(l=10, r=10, t=10, b=10))
+        st.plotly_chart(for_room(fig), width="stretch", key="probs")
+        keep_drawing(get_store(), run, digit, best, target)
 
-# A toggle, not an expander: an expander's body runs on every stroke even when closed, and this view
-# (activations, saliency, filters) is the heaviest part of the page (bench/load_test.py).
-if st.toggle("🔬 " + t("draw.inside"), key="inside_draw"):
-    render_inside(run.checkpoint, digit, key="draw")
+    # A toggle, not an expander: an expander's body runs on every stroke even when closed, and this view
+    # (activations, saliency, filters) is the heaviest part of the page (bench/load_test.py).
+    if st.toggle("🔬 " + t("draw.inside"), key="inside_draw"):
+        render_inside(run.checkpoint, digit, key="draw")
+
+handwriting(get_store(), run)

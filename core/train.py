@@ -22,11 +22,12 @@ from core.runtime import prepare_process
 from core.training.events import (Callback, EpochMetrics, LearningRateEvent, LogEvent, PhaseEvent, StepEvent,
                                   ValidationEvent)
 
-METAVARS = {"hidden": "UNITS,UNITS", "lr_changes": "STEP:LR,STEP:LR"}
+METAVARS = {"hidden": "UNITS,UNITS", "lr_changes": "STEP:LR,STEP:LR", "init_checkpoint": "CKPT"}
 HELP = {"hidden": "the MLP's hidden layers, units per layer (none: no hidden layer); ",
         "validate_every": "also validate every N steps (0: after each epoch only); ",
         "lr_changes": "change the learning rate before these steps (a re-run's recorded changes); ",
-        "steps_per_call": "training steps per graph call in Graph mode, Cell style, one process (0: 8); "}
+        "steps_per_call": "training steps per graph call in Graph mode, Cell style, one process (0: 8); ",
+        "init_checkpoint": "start from this checkpoint's weights (a fine-tune; the same network); "}
 CHOICES = {"network": "NETWORKS", "style": "STYLES", "mode": "MODES", "optimizer": "OPTIMIZERS",
            "lr_schedule": "LR_SCHEDULES", "loss": "LOSSES", "amp_level": "AMP_LEVELS"}
 

@@ -1,9 +1,13 @@
 """The learner's loop in a real browser (Chromium on 127.0.0.1): a click on a confusion-matrix cell opens its
-images, "Draw one like this" opens Draw with that digit asked for, and a digit drawn with a finger on a
-390 px phone screen is read."""
+images, "Draw one like this" opens Draw with that digit asked for; two drawings the network reads wrongly are
+corrected into "my handwriting", the model is fine-tuned on them and the page shows before/after; and a digit
+drawn with a finger on a 390 px phone screen is read."""
+import re
+
 import pytest
 
 from core.app import model_service
+from core.runs.handwriting import HandwritingSet
 from core.runs.store import RunStore
 from tests.server import CHROMIUM, CHROMIUM_ARGS, require_chromium, start_server
 from tests.test_browser import SHOTS, nav, shot
@@ -13,6 +17,8 @@ require_chromium(pytest)
 from playwright.sync_api import expect, sync_playwright  # noqa: E402
 
 SEVEN = [(70, 60), (210, 60), (165, 130), (130, 200), (115, 240)]  # canvas pixels: the bar, then the stem
+FOUR = [[(170, 50), (80, 170), (200, 170)], [(160, 110), (160, 250)]]
+NINE = [[(190, 80), (140, 50), (95, 85), (110, 130), (180, 120), (190, 80), (175, 250)]]
 
 
 @pytest.fixture(scope="module")
@@ -89,3 +95,50 @@ def test_a_digit_drawn_with_a_finger_on_a_390_px_screen_is_read_without_scrollin
     assert chart["x"] >= 0 and chart["x"] + chart["width"] <= 390, chart
     shot(page, "learner-3-finger-390px")
     context.close()
+
+
+def mouse_strokes(page, strokes):
+    canvas = page.locator("canvas.upper-canvas").first
+    canvas.scroll_into_view_if_needed()
+    box = canvas.bounding_box()
+    s = box["width"] / 280
+    for points in strokes:
+        page.mouse.move(box["x"] + points[0][0] * s, box["y"] + points[0][1] * s)
+        page.mouse.down()
+        for x, y in points[1:]:
+            page.mouse.move(box["x"] + x * s, box["y"] + y * s, steps=12)
+        page.mouse.up()
+
+
+def test_two_wrong_readings_corrected_into_my_handwriting_then_fine_tuned_with_before_and_after(learner):
+    url, store, browser = learner
+    page = browser.new_page(viewport={"width": 1400, "height": 1100})
+    page.goto(url + "/draw")
+    expect(page.locator("canvas.upper-canvas").first).to_be_visible(timeout=60_000)
+    for n, strokes in enumerate((FOUR, NINE), start=1):
+        page.get_by_role("button", name="Reset canvas & history").click()
+        mouse_strokes(page, strokes)
+        prediction = page.get_by_text("Prediction:")
+        expect(prediction).to_be_visible(timeout=60_000)
+        page.wait_for_timeout(1500)  # the last stroke's reading
+        read = int(re.search(r"Prediction: (\d)", prediction.inner_text()).group(1))
+        meant = (read + 1) % 10  # whatever it read, this person meant another digit: a wrong reading to correct
+        page.get_by_role("combobox", name="It is a").click()
+        page.get_by_role("option", name=str(meant), exact=True).click()
+        page.get_by_role("button", name="➕ Add to my handwriting").click()
+        expect(page.get_by_text(f"Added: a {meant} (read as {read})")).to_be_visible(timeout=30_000)
+        expect(page.get_by_text(f"My handwriting ({n} drawings)")).to_be_visible(timeout=30_000)
+    mine = HandwritingSet(store).list()
+    assert [d.read_as != d.label for d in mine] == [True, True]
+    shot(page, "learner-4-my-handwriting")
+    page.get_by_role("button", name="🎯 Fine-tune on 2 drawings").click()
+    expect(page.get_by_text("Before and after fine-tuning")).to_be_visible(timeout=180_000)
+    table = page.locator('[data-testid="stTable"]').first
+    expect(table).to_contain_text("your drawings it trained on (2)")
+    expect(table).to_contain_text("the test split (500 images)")
+    text = table.inner_text()
+    assert "before" in text and "after" in text and "points" in text, text
+    (tuned,) = [r for r in store.list_runs() if r.source == "finetune"]
+    assert tuned.status == "completed" and tuned.config.init_checkpoint
+    table.scroll_into_view_if_needed()
+    shot(page, "learner-5-fine-tuned")
