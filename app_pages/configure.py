@@ -3,7 +3,8 @@ Advanced settings for the framework's details; the network as a picture. The URL
 import streamlit as st
 
 from core import config as C
-from ui.config_form import ConfigForm, config_from_url, layer_table, write_url
+from core.presets import PRESETS
+from ui.config_form import ConfigForm, config_from_url, layer_table, replace_config, write_url
 from ui.i18n import t
 from ui.network_view import network_diagram, shape_buttons
 from ui.schedule_view import schedule_chart
@@ -22,7 +23,10 @@ for name, msg in st.session_state.get("url_errors", {}).items():
 
 # --- Basic: what a lesson changes ---------------------------------------------------------------------------
 form = ConfigForm(config)
-st.subheader(t("configure.basic_header"))
+heading, preset_button = st.columns([3, 2], vertical_alignment="bottom")
+heading.subheader(t("configure.basic_header"))
+if preset_button.button("⭐ " + t("configure.preset_best_5k"), key="preset_best_5k", help=t("configure.preset_best_5k_help")):
+    replace_config(PRESETS["best-5k"].with_(data_dir=config.data_dir))
 shape, numbers = st.columns(2)
 with shape:
     network = form.choice("network", C.NETWORKS)

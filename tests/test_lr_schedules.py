@@ -115,3 +115,23 @@ def test_the_live_view_says_the_rate_of_the_next_step_under_a_schedule():
     assert current_learning_rate(run, empty) == pytest.approx(0.01)   # step 61 of 100: after half, before 3/4
     changed = History(steps=[], epochs=[], validations=[], lr_changes=[LearningRateEvent(40, 0.3)], steps_per_epoch=50)
     assert current_learning_rate(run, changed) == pytest.approx(0.3)
+
+
+def test_the_best_5k_preset_button_fills_the_form_and_the_link(store):
+    from core.presets import PRESETS
+    from tests.apptest import page
+    at = page("configure")
+    at.text_input(key="cfg_epochs").input("3").run()
+    at.button(key="preset_best_5k").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.session_state["config"] == PRESETS["best-5k"]
+    assert at.text_input(key="cfg_epochs").value == "50" and at.selectbox(key="cfg_lr_schedule").value == "one_cycle"
+    assert at.query_params["lr_schedule"] == "one_cycle" and at.query_params["loss"] == "label_smoothing"
+
+
+def test_the_command_line_takes_a_preset_and_options_override_it():
+    from core.train import build_parser, config_from_args
+    config = config_from_args(build_parser().parse_args(["--preset", "best-5k", "--epochs", "3", "--network", "lenet5"]))
+    assert (config.epochs, config.lr_schedule, config.loss, config.val_fraction) == (3, "one_cycle", "label_smoothing", 0.0)
+    assert config_from_args(build_parser().parse_args(["--lr-schedule", "cosine"])).lr_schedule == "cosine"
+    assert config_from_args(build_parser().parse_args([])) == TrainConfig()

@@ -11,8 +11,9 @@ from core.app.model_service import MINDSPORE_LOCK
 from core.config import TrainConfig, field_text, parse_fields
 from ui.i18n import LANG_PARAM, label, language, t
 from ui.present import PRESENT_PARAM
+from ui.session import set_config
 
-__all__ = ["URL_FIELDS", "config_from_url", "write_url", "layer_table", "ConfigForm"]
+__all__ = ["URL_FIELDS", "config_from_url", "write_url", "layer_table", "ConfigForm", "replace_config"]
 
 URL_FIELDS = [f.name for f in fields(TrainConfig) if f.name != "data_dir"]
 KEPT_PARAMS = (LANG_PARAM, PRESENT_PARAM)  # the link's other parameters, kept as they are
@@ -48,6 +49,14 @@ def layer_table(network: str, hidden: tuple[int, ...]) -> pd.DataFrame:
         rows = summarize(build_network(network, hidden=hidden))
     return pd.DataFrame([{"layer": r.name, "type": r.kind, "output shape": str(r.output_shape),
                           "parameters": r.params} for r in rows])  # columns renamed per language on display
+
+
+def replace_config(config: TrainConfig) -> None:
+    """Make config the one in use and draw the form anew from it (its fields keep what they showed otherwise)."""
+    set_config(config)
+    for key in [k for k in st.session_state if str(k).startswith("cfg_")]:
+        del st.session_state[key]
+    st.rerun()
 
 
 class ConfigForm:

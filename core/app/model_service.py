@@ -18,6 +18,7 @@ import numpy as np
 from core.data.folders import validate_mnist_dir
 from core.messages import Message
 from core.model.export import export as _export
+from core.model.export_check import agreement, predict_exported
 from core.runs.store import RunStore
 from core.runtime import set_mode
 
@@ -144,7 +145,6 @@ def import_checkpoint(store: RunStore, data: bytes, filename: str) -> str:
 
 def check_export(path: str | os.PathLike, exported: str | os.PathLike, fmt: str, images: np.ndarray):
     """core.model.export_check.Agreement of the exported file with the checkpoint at path on images."""
-    from core.model.export_check import agreement, predict_exported  # deferred: MindSpore, ONNX Runtime
     reference = predict(path, images)
     with MINDSPORE_LOCK:
         _ensure_mode()

@@ -20,6 +20,7 @@ import numpy as np
 from core.config import TrainConfig
 from core.data.folders import MnistFolder, load_labels, stratified_split
 from core.data.pipeline import create_dataset
+from core.model import checkpoint
 from core.model.evaluation import NetWithLoss, evaluate_batches
 from core.model.losses import build_loss
 from core.model.networks import network_for
@@ -199,7 +200,6 @@ def build_model(config: TrainConfig, resume: ResumeState | None, parallel: Paral
 def initial_weights(config: TrainConfig) -> dict[str, np.ndarray]:
     """The weights of config.init_checkpoint (CheckpointError when it cannot be loaded, ValueError when it holds
     another network)."""
-    from core.model import checkpoint
     loaded = checkpoint.load(config.init_checkpoint)
     if (loaded.config.network, loaded.config.hidden) != (config.network, config.hidden):
         raise ValueError(f"{config.init_checkpoint} holds a {loaded.config.shape_label}, not the "
