@@ -114,16 +114,20 @@ def _before_after(mine: HandwritingSet, tuned: Run, made: finetune.FineTune) -> 
             st.error(say(e))
             return
     split, scores = st.session_state["_finetune_scores"][1]
-    rows = [{t("draw.col_images"): t(f"draw.group_{s.group}", split=t(f"runs.split_{split}"), n=s.n),
+    rows = [{t("draw.col_images"): t(f"draw.group_{s.group}", n=s.n,
+                                            split=t(f"runs.split_{split}") if split != "none" else ""),
              t("draw.col_before"): f"{s.before:.1%}", t("draw.col_after"): f"{s.after:.1%}",
              t("draw.col_change"): f"{(s.after - s.before) * 100:+.1f} " + t("draw.points")} for s in scores]
     st.markdown(t("draw.finetune_done", name=literal(tuned.name)))
     st.table(pd.DataFrame(rows).set_index(t("draw.col_images")))  # a few rows: a plain table, readable at any size
+    if split == "none":
+        st.caption(t("draw.no_evaluation_split"))
 
 
 def _scores(mine: HandwritingSet, tuned: Run, made: finetune.FineTune):
     used = mine.list(list(made.drawing_ids))
     later = [d for d in mine.list() if d.id > max(made.drawing_ids)]
-    split, images, labels = finetune.evaluation_split(model_service.load_model(made.base_checkpoint).config)
+    evaluation = finetune.evaluation_split(model_service.load_model(made.base_checkpoint).config)
+    split, images, labels = evaluation or ("none", np.zeros((0, 28, 28), np.uint8), np.zeros(0, np.uint8))
     groups = {"drawings": mine.arrays(used), "held_out": mine.arrays(later), "evaluation": (images, labels)}
     return split, finetune.scores(model_service.predict, made.base_checkpoint, tuned.checkpoint, groups)

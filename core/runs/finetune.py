@@ -103,16 +103,17 @@ def _training_images(folder: MnistFolder, val_fraction: float) -> tuple[np.ndarr
     return images[train_idx], labels[train_idx]
 
 
-def evaluation_split(base_config: TrainConfig) -> tuple[str, np.ndarray, np.ndarray]:
+def evaluation_split(base_config: TrainConfig) -> tuple[str, np.ndarray, np.ndarray] | None:
     """(split, images, labels) the models are compared on: the base folder's test split when it has one,
-    else the base run's validation split."""
+    else the base run's validation split; None when the base run trained on every image of a folder without
+    a test split (nothing is left unseen to compare on)."""
     folder = validate_mnist_dir(base_config.data_dir)
     images, labels = load_arrays(folder, "test" if folder.has_test else "train")
     if folder.has_test:
         return "test", images, labels
     _, val_idx = stratified_split(labels, base_config.val_fraction)
     if len(val_idx) == 0:
-        raise ExplainedValueError("no_validation_split")
+        return None
     return "validation", images[val_idx], labels[val_idx]
 
 

@@ -1,0 +1,125 @@
+"""What fine-tuning on a person's handwriting costs and gains: a model trained with the best-5k preset on the
+bundled 5,000 images (the official test set beside them), fine-tuned (core/runs/finetune.py, as the Draw
+page's button does) on 20 drawings of one "person", then scored before and after on those 20, on 200 held-out
+drawings of the same person and on the official 10,000 test images. Records bench/results/finetune_cost.json.
+
+    .venv/bin/python -m bench.finetune_cost [--data-dir ../shared/data/mnist] [--seed 0]
+
+The person is synthetic, and says so: each digit drawn as the same pen strokes (one hand's habits: a crossed
+7, a 1 with a long flag and a foot, an open 4, a 9 on a straight stem...), jittered per drawing (slant, size,
+position, a wobble of every point, pen width), rendered on a 280×280 canvas and read by the Draw page's own
+to_mnist. No human handwriting is stored in the project; a person's own drawings are what the Draw page keeps."""
+import argparse
+import json
+import os
+import platform
+import sys
+import tempfile
+import time
+from importlib.metadata import version
+from pathlib import Path
+
+import numpy as np
+from PIL import Image, ImageDraw
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from core.runtime import prepare_process  # noqa: E402
+
+# Strokes per digit on a 280×280 canvas (x, y): this person's way of writing each one.
+STROKES = {
+    0: [[(140, 45), (95, 70), (80, 140), (95, 210), (140, 235), (185, 210), (200, 140), (185, 70), (140, 45)]],
+    1: [[(105, 85), (150, 45), (150, 235)], [(110, 235), (190, 235)]],
+    2: [[(85, 95), (110, 55), (160, 50), (195, 85), (185, 130), (90, 230), (205, 230)]],
+    3: [[(85, 60), (190, 60), (135, 125), (185, 150), (195, 195), (160, 232), (110, 235), (80, 210)]],
+    4: [[(150, 45), (80, 165), (210, 165)], [(175, 105), (170, 240)]],
+    5: [[(195, 50), (105, 50), (95, 125), (150, 115), (195, 150), (190, 205), (145, 235), (90, 220)]],
+    6: [[(180, 50), (120, 95), (90, 170), (110, 225), (160, 230), (190, 190), (165, 150), (115, 160), (95, 185)]],
+    7: [[(80, 55), (200, 55), (120, 240)], [(110, 145), (190, 145)]],
+    8: [[(140, 135), (95, 100), (110, 55), (170, 55), (185, 100), (140, 135), (90, 180), (110, 232), (170, 232),
+         (190, 180), (140, 135)]],
+    9: [[(190, 95), (160, 52), (110, 60), (95, 105), (130, 135), (190, 110), (190, 95), (185, 240)]],
+}
+
+
+def draw(digit: int, rng: np.random.Generator) -> np.ndarray:
+    """One drawing of digit by the person: RGBA as the canvas returns it, then the 28×28 the network sees."""
+    from core.data.drawing import to_mnist
+    angle = np.radians(rng.uniform(-12, 12))
+    scale = rng.uniform(0.8, 1.1)
+    shift = rng.uniform(-20, 20, 2)
+    c, s = np.cos(angle), np.sin(angle)
+    image = Image.new("RGBA", (280, 280), (0, 0, 0, 255))
+    pen = ImageDraw.Draw(image)
+    width = int(rng.integers(16, 27))
+    for stroke in STROKES[digit]:
+        p = np.array(stroke, np.float64) - 140
+        p = p @ np.array([[c, -s], [s, c]]).T * scale + 140 + shift + rng.normal(0, 5, p.shape)
+        points = [tuple(q) for q in p]
+        pen.line(points, fill=(255, 255, 255, 255), width=width, joint="curve")
+        for q in points:  # round pen ends
+            pen.ellipse([q[0] - width / 2, q[1] - width / 2, q[0] + width / 2, q[1] + width / 2], fill=(255, 255, 255, 255))
+    return to_mnist(np.asarray(image))
+
+
+def person(n_per_digit: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    labels = np.repeat(np.arange(10), n_per_digit)
+    return np.stack([draw(int(d), rng) for d in labels]), labels.astype(np.uint8)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--data-dir", default=str(ROOT.parent / "shared" / "data" / "mnist"))
+    ap.add_argument("--seed", type=int, default=0)
+    args = ap.parse_args(argv)
+    prepare_process("lenet5")
+    from core.app import model_service
+    from core.presets import PRESETS
+    from core.runs import finetune
+    from core.runs.execute import execute
+    from core.runs.handwriting import HandwritingSet
+    from core.runs.store import RunStore
+
+    rng = np.random.default_rng(args.seed)
+    taught, taught_labels = person(2, rng)     # 20 drawings: corrected into "my handwriting"
+    held, held_labels = person(20, rng)        # 200 more of the same hand, never trained on
+    store = RunStore(Path(tempfile.mkdtemp(prefix="finetune-cost-")))
+    base_id = store.create_run(PRESETS["best-5k"].with_(data_dir=args.data_dir), name="best-5k", source="cli")
+    t0 = time.perf_counter()
+    assert execute(store, base_id) == "completed"
+    base_s = time.perf_counter() - t0
+    base = store.get(base_id)
+    mine = HandwritingSet(store)
+    for image, label in zip(taught, taught_labels):
+        mine.add(image, int(label), run_id=base_id)
+    made = finetune.plan(store, base, mine.list())
+    tuned_id = store.create_run(made.config, name="fine-tune", source=finetune.SOURCE)
+    t0 = time.perf_counter()
+    assert execute(store, tuned_id) == "completed"
+    tune_s = time.perf_counter() - t0
+    split, test_images, test_labels = finetune.evaluation_split(base.config)
+    scores = finetune.scores(model_service.predict, base.checkpoint, store.get(tuned_id).checkpoint,
+                             {"20 drawings trained on": (taught, taught_labels),
+                              "200 held-out drawings, same person": (held, held_labels),
+                              f"official {split} set": (test_images, test_labels)})
+    rows = [{"images": s.group, "n": s.n, "before": s.before, "after": s.after,
+             "change_points": round((s.after - s.before) * 100, 2)} for s in scores]
+    for r in rows:
+        print(f"{r['images']:36s} n={r['n']:>5}  before {r['before']:.2%}  after {r['after']:.2%}  "
+              f"({r['change_points']:+.2f} points)")
+    print(f"base training {base_s:.0f} s wall; fine-tune {tune_s:.0f} s wall ({made.copies} copies of each drawing, "
+          f"{made.config.epochs} epochs, learning rate {made.config.learning_rate:g} cosine)")
+    record = {"date": time.strftime("%Y-%m-%d %H:%M %Z"), "python": platform.python_version(),
+              "mindspore": version("mindspore"), "machine": f"{platform.machine()}, {os.cpu_count()} cores",
+              "seed": args.seed, "copies": made.copies, "fine_tune_epochs": made.config.epochs,
+              "fine_tune_lr": made.config.learning_rate, "base_wall_s": round(base_s, 1),
+              "fine_tune_wall_s": round(tune_s, 1), "rows": rows}
+    out = ROOT / "bench" / "results" / "finetune_cost.json"
+    out.write_text(json.dumps(record, indent=1))
+    print(f"recorded in {out.relative_to(ROOT)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
