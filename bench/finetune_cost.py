@@ -5,10 +5,9 @@ drawings of the same person and on the official 10,000 test images. Records benc
 
     .venv/bin/python -m bench.finetune_cost [--data-dir ../shared/data/mnist] [--seed 0]
 
-The person is synthetic, and says so: each digit drawn as the same pen strokes (one hand's habits: a crossed
-7, a 1 with a long flag and a foot, an open 4, a 9 on a straight stem...), jittered per drawing (slant, size,
-position, a wobble of every point, pen width), rendered on a 280×280 canvas and read by the Draw page's own
-to_mnist. No human handwriting is stored in the project; a person's own drawings are what the Draw page keeps."""
+The person is synthetic, and says so: each digit drawn as the same pen strokes (one hand's habits, see
+STROKES; leaning 20°), jittered per drawing (lean, size, position, a wobble of every point, pen width),
+rendered on a 280×280 canvas and read by the Draw page's own to_mnist. No human handwriting is stored in the project; a person's own drawings are what the Draw page keeps."""
 import argparse
 import json
 import os
@@ -27,32 +26,35 @@ sys.path.insert(0, str(ROOT))
 
 from core.runtime import prepare_process  # noqa: E402
 
-# Strokes per digit on a 280×280 canvas (x, y): this person's way of writing each one.
+SLANT, PEN = 20, (10, 17)  # degrees of lean (±8 per drawing) and pen width range, in canvas pixels
+# Strokes per digit on a 280×280 canvas (x, y): this person's way of writing each one — a European 1 (a long
+# flag, no foot), a slashed 0, a closed 4, a 2 with a loop, a crossed 7, a 9 with a curled tail.
 STROKES = {
-    0: [[(140, 45), (95, 70), (80, 140), (95, 210), (140, 235), (185, 210), (200, 140), (185, 70), (140, 45)]],
-    1: [[(105, 85), (150, 45), (150, 235)], [(110, 235), (190, 235)]],
-    2: [[(85, 95), (110, 55), (160, 50), (195, 85), (185, 130), (90, 230), (205, 230)]],
+    0: [[(140, 45), (100, 70), (90, 140), (100, 210), (140, 235), (180, 210), (190, 140), (180, 70), (140, 45)],
+        [(185, 55), (95, 225)]],
+    1: [[(80, 120), (160, 45), (150, 240)]],
+    2: [[(80, 90), (120, 50), (175, 60), (180, 110), (100, 210), (90, 235), (130, 215), (150, 235), (210, 225)]],
     3: [[(85, 60), (190, 60), (135, 125), (185, 150), (195, 195), (160, 232), (110, 235), (80, 210)]],
-    4: [[(150, 45), (80, 165), (210, 165)], [(175, 105), (170, 240)]],
+    4: [[(160, 45), (75, 165), (200, 165), (160, 45)], [(160, 165), (160, 245)]],
     5: [[(195, 50), (105, 50), (95, 125), (150, 115), (195, 150), (190, 205), (145, 235), (90, 220)]],
-    6: [[(180, 50), (120, 95), (90, 170), (110, 225), (160, 230), (190, 190), (165, 150), (115, 160), (95, 185)]],
+    6: [[(185, 45), (130, 110), (110, 200), (130, 235), (160, 215), (150, 185), (115, 200)]],
     7: [[(80, 55), (200, 55), (120, 240)], [(110, 145), (190, 145)]],
     8: [[(140, 135), (95, 100), (110, 55), (170, 55), (185, 100), (140, 135), (90, 180), (110, 232), (170, 232),
          (190, 180), (140, 135)]],
-    9: [[(190, 95), (160, 52), (110, 60), (95, 105), (130, 135), (190, 110), (190, 95), (185, 240)]],
+    9: [[(185, 90), (150, 50), (105, 70), (110, 125), (180, 105), (185, 90), (175, 190), (140, 240), (95, 215)]],
 }
 
 
 def draw(digit: int, rng: np.random.Generator) -> np.ndarray:
     """One drawing of digit by the person: RGBA as the canvas returns it, then the 28×28 the network sees."""
     from core.data.drawing import to_mnist
-    angle = np.radians(rng.uniform(-12, 12))
+    angle = np.radians(rng.uniform(SLANT - 8, SLANT + 8))
     scale = rng.uniform(0.8, 1.1)
     shift = rng.uniform(-20, 20, 2)
     c, s = np.cos(angle), np.sin(angle)
     image = Image.new("RGBA", (280, 280), (0, 0, 0, 255))
     pen = ImageDraw.Draw(image)
-    width = int(rng.integers(16, 27))
+    width = int(rng.integers(*PEN))
     for stroke in STROKES[digit]:
         p = np.array(stroke, np.float64) - 140
         p = p @ np.array([[c, -s], [s, c]]).T * scale + 140 + shift + rng.normal(0, 5, p.shape)

@@ -18,7 +18,7 @@ PRESETS: dict[str, TrainConfig] = {
         loss="label_smoothing",       # soft targets: less over-confident on a small training set
         weight_decay=5e-4,
         val_fraction=0.0,             # the final fit uses all 5,000 images
-        epochs=50,
+        epochs=40,                    # 50 reached 99.15 % but took 57 s of training: too close to the minute
         batch_size=64,
     ),
 }
