@@ -75,3 +75,16 @@ def test_a_fine_tune_needs_drawings_and_a_checkpoint_of_the_same_network(with_ru
     store, run_id = with_run
     with pytest.raises(ExplainedValueError, match="no drawings"):
         finetune.plan(store, store.get(run_id), [])
+
+
+def test_deleting_a_fine_tune_run_deletes_its_data_folder_and_nothing_else(with_run, small_mnist):
+    store, run_id = with_run
+    mine = HandwritingSet(store)
+    mine.add(np.zeros((28, 28), np.uint8), 3)
+    made = finetune.plan(store, store.get(run_id), mine.list())
+    tuned_id = store.create_run(made.config, name="fine-tune", source=finetune.SOURCE, status="completed")
+    folder = validate_mnist_dir(made.config.data_dir).root
+    assert folder.parent == store.root / "finetune"
+    store.delete(tuned_id)
+    assert not folder.exists() and validate_mnist_dir(small_mnist).train_count == 1200
+    assert store.get(run_id) is not None and len(mine.list()) == 1

@@ -211,6 +211,9 @@ class RunStore:
         shutil.rmtree(self.checkpoint_path(run_id).parent, ignore_errors=True)
         shutil.rmtree(self.export_dir(run_id), ignore_errors=True)
         self.log_path(run_id).unlink(missing_ok=True)
+        data = Path(run.config.data_dir) if run.config.data_dir else None
+        if data is not None and data.parent == self.root / "finetune":  # a fine-tune's own data (core/runs/finetune.py)
+            shutil.rmtree(data, ignore_errors=True)
         shutil.rmtree(self.logs_dir / run_id, ignore_errors=True)  # data-parallel ranks' logs
 
     def checkpoint_path(self, run_id: str) -> Path:
