@@ -1,4 +1,4 @@
 #!/usr/bin/env bash
 # Set up (once) and start MindSpore Training Studio on http://127.0.0.1:8501 with the bundled data.
 source "$(dirname "$0")/scripts/setup_venv.sh" requirements.txt
-exec python -m streamlit run app.py "$@"
+exec python -m ui.serve "$@"   # streamlit run app.py, with the run queue's dispatcher from the start

@@ -7,7 +7,6 @@ import streamlit as st
 from core.runs import launcher
 from core.app.compare import AXES, config_differences, curves, summary
 from core.config import NETWORKS, OPTIMIZERS, STYLES, MODES
-from core.runs.store import RunBusy
 from ui.charts import EPOCH_AXIS, LEGEND_ON_TOP, RUN_COLOURS, facet_titles_without_names
 from ui.format import readable, run_label
 from ui.i18n import say, status_word, t
@@ -90,14 +89,11 @@ if len(scored) >= 2:
 st.subheader(t("compare.rerun_header"))
 again = st.selectbox(t("compare.rerun_which"), chosen, key="rerun_which",
                      format_func=lambda i: run_label(by_id[i]))
-busy = store.active_run()
-if st.button("🔁 " + t("compare.rerun"), key="rerun", disabled=busy is not None,
-             help=t("train.one_at_a_time") if busy else None):
+if st.button("🔁 " + t("compare.rerun"), key="rerun", help=t("train.queues_when_busy")):
     try:
-        run_id = launcher.start(store, store.replay_config(again) or by_id[again].config, name=t("compare.rerun_name", name=by_id[again].name)[:80])
+        run_id = launcher.start(store, store.replay_config(again) or by_id[again].config,
+                                name=t("compare.rerun_name", name=by_id[again].name)[:80])
         st.session_state["run_id"] = run_id
         st.switch_page("app_pages/train.py")
-    except RunBusy as e:
-        st.error(say(e))
     except (ValueError, OSError) as e:
         st.error(t("train.could_not_start", error=say(e)))

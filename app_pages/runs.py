@@ -9,6 +9,7 @@ from core.app import model_service
 from core.model.checkpoint import CheckpointError
 from core.runs.store import RunBusy
 from ui.export_view import export_panel
+from ui.queue_view import queue_panel
 from ui.format import fmt_duration, readable, run_label
 from ui.i18n import label, say, status_word, t
 from ui.session import get_store
@@ -33,6 +34,7 @@ with st.expander("⬆️ " + t("runs.upload"), expanded=not runs):
 if not runs:
     st.info(t("runs.no_runs"))
     st.stop()
+queue_panel(store, key="runs_queue")
 
 # The key figures, narrow enough for 1400 px at 150 % zoom; every setting is in the run's details below.
 table = pd.DataFrame([{

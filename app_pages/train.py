@@ -6,6 +6,7 @@ from ui.i18n import t
 from ui.live import live_poll_interval, shared_views
 from ui.present import presenting
 from ui.session import get_config, get_store
+from ui.queue_view import queue_panel
 from ui.train_view import build_view, draw_run, start_form
 
 store = get_store()
@@ -15,6 +16,7 @@ if presenting():  # the live run first, for the room; choosing a run and the nex
 else:
     st.title("🏋️ " + t("nav.train"))
     start_form(store, get_config())
+    queue_panel(store, key="train_queue")
     live_slot = choice_slot = st.container()
 
 # --- which run to show: the active one, else this session's last, else the newest --------------------------

@@ -6,8 +6,11 @@ Every run is recorded in the run store (so it shows live in the dashboard) and c
 from __future__ import annotations
 
 import argparse
+import getpass
+import os
 import shutil
 import sys
+import time
 from dataclasses import fields
 
 from tqdm import tqdm
@@ -18,6 +21,10 @@ from core.presets import PRESETS
 from core.data.folders import validate_mnist_dir
 from core.data.idx import DataError
 from core.runs.cluster import ClusterSpec
+from core.runs import launcher
+from core.runs.dispatcher import TICK_S
+from core.runs.queue import RunQueue
+from core.runs.rows import FINISHED, QUEUED
 from core.runs.store import RunBusy, RunStore
 from core.runtime import prepare_process
 from core.training.events import (Callback, EpochMetrics, LearningRateEvent, LogEvent, PhaseEvent, StepEvent,
@@ -51,6 +58,9 @@ def build_parser() -> argparse.ArgumentParser:
                     help="start from named settings (the options given override them): best-5k = LeNet-5 to "
                          "≥98.8%% on the official test set from the bundled 5,000 images in under a minute")
     ap.add_argument("--name", default=None, help="a name for the run in the dashboard")
+    ap.add_argument("--no-wait", action="store_true",
+                    help="queue the run and return; a dispatcher (the app server, or a waiting command line) "
+                         "starts it in a worker process when a slot frees (slots: $STUDIO_SLOTS, default 1)")
     ap.add_argument("--store", default=None, help="run store folder (default: $STUDIO_DATA_DIR or ./runs)")
     ap.add_argument("--out", default=None, help="also copy the final checkpoint here (.ckpt)")
     dist = ap.add_argument_group("several hosts (data-parallel with --workers N; see the README)")
@@ -148,25 +158,84 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         store = RunStore(args.store)
-        run_id = store.create_run(config, name=args.name or args.preset, source="cli")
-    except (RunBusy, OSError) as e:
+        run_id = _submit(store, config, args, cluster)
+    except (RunBusy, ValueError, OSError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    prepare_process(config.network)
+    if args.no_wait:
+        run = store.get(run_id)
+        print(f"run {run_id} {run.status} in {store.root}; it starts when a slot frees (the dashboard or a "
+              "waiting command line starts it)")
+        return 0
     print(f"run {run_id} in {store.root} (watch it live in the dashboard)")
+    if not _wait_for_turn(store, run_id):
+        return 1
+    prepare_process(config.network)
     if config.workers > 1:
         print(f"{config.workers} data-parallel workers · global batch {config.batch_size} = {config.workers} × "
               f"{config.worker_batch} per worker · worker logs in {store.logs_dir / run_id}")
     return _execute(store, run_id, args.out, cluster)
 
 
+def _submit(store: RunStore, config: TrainConfig, args: argparse.Namespace, cluster: ClusterSpec) -> str:
+    """Queue the run (this process trains it when its turn comes, unless --no-wait). A run spread over several
+    hosts does not queue: every host must start it together (host 0 still refuses while a run trains)."""
+    name = args.name or args.preset
+    if args.node_rank > 0 or args.master_port is not None:
+        return store.create_run(config, name=name, source="cli")
+    queue = RunQueue(store)
+    return queue.submit(config, name, "cli", submitter=getpass.getuser(),
+                        waiter_pid=None if args.no_wait else os.getpid())
+
+
+def _wait_for_turn(store: RunStore, run_id: str) -> bool:
+    """Wait while the run is queued, saying where it stands; dispatch meanwhile (this process may be the only
+    dispatcher). True when it may start here; False when it was cancelled (or Ctrl-C cancelled it)."""
+    dispatcher, queue, said = launcher.dispatcher_for(store), RunQueue(store), None
+    try:
+        while True:
+            dispatcher.tick()
+            run = store.get(run_id)
+            if run is None or run.status in FINISHED:
+                print(f"run {run_id} {run.status if run else 'deleted'} before it started", file=sys.stderr)
+                return False
+            if run.status != QUEUED and run.pid == os.getpid():  # handed to this process (not to a worker)
+                if said:
+                    print(file=sys.stderr)
+                return True
+            if run.status != QUEUED and run.pid is not None:
+                print(f"\nrun {run_id} was started in worker process {run.pid}: follow it in the dashboard",
+                      file=sys.stderr)
+                return False
+            line = _queue_line(queue, run_id)
+            if line != said:
+                print("\r" + line, end="", file=sys.stderr, flush=True)
+                said = line
+            time.sleep(TICK_S)
+    except KeyboardInterrupt:
+        queue.cancel(run_id)
+        print(f"\ncancelled run {run_id}", file=sys.stderr)
+        return False
+
+
+def _queue_line(queue: RunQueue, run_id: str) -> str:
+    waiting = queue.waiting()
+    mine = next((w for w in waiting if w.run.id == run_id), None)
+    if mine is None:
+        return "queued: starting..."
+    when = f"starts in ~{_duration(mine.starts_in_s)}" if mine.starts_in_s is not None else "start time unknown"
+    return f"queued: position {mine.position} of {len(waiting)}, {when} ({queue.slots} slot(s); Ctrl-C cancels)"
+
+
 def _resume(args: argparse.Namespace) -> int:
     try:
         store = RunStore(args.store)
-        run = store.prepare_resume(args.resume)
+        run = store.prepare_resume(args.resume, waiter_pid=os.getpid())
     except (RunBusy, ValueError, OSError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
+    if not _wait_for_turn(store, run.id):
+        return 1
     prepare_process(run.config.network)
     print(f"resuming run {run.id} ({run.name}) in {store.root}")
     return _execute(store, run.id, args.out, cluster_from_args(args))

@@ -11,6 +11,10 @@ import pytest
 from core.runtime import prepare_process
 
 prepare_process("lenet5")  # before any test imports mindspore
+# AppTest runs the pages in this process, over a new store per test: a dispatcher thread for each would pile up
+# (and start runs a test means to keep queued). Start buttons still start a run at once when a slot is free;
+# the dispatcher's own tests run it explicitly, and the servers the browser tests start dispatch (tests/server.py).
+os.environ["STUDIO_DISPATCH"] = "0"
 
 from core import PROJECT_ROOT  # noqa: E402
 from core.app import model_service  # noqa: E402

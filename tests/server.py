@@ -42,12 +42,12 @@ def start_server(store: Path, port: int | None = None, extra_env: dict | None = 
                  address: str = "127.0.0.1") -> Server:
     """Start the app with its run store in `store`; returns once /_stcore/health answers."""
     port = port or free_port()
-    env = dict(os.environ, STUDIO_DATA_DIR=str(store), PYTHONPATH=str(PROJECT_ROOT))
+    env = dict(os.environ, STUDIO_DATA_DIR=str(store), PYTHONPATH=str(PROJECT_ROOT), STUDIO_DISPATCH="1")
     env.update(extra_env or {})
     Path(store).mkdir(parents=True, exist_ok=True)
     log_path = Path(store) / f"server-{port}-{time.time_ns()}.log"
     with open(log_path, "wb") as log:
-        proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
+        proc = subprocess.Popen([sys.executable, "-m", "ui.serve", "--server.port", str(port),  # as ./run.sh
                                  "--server.address", address, "--server.headless", "true"],
                                 cwd=PROJECT_ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"

@@ -69,7 +69,7 @@ def test_run_names_are_shown_literally_in_the_heading_and_the_sidebar(app):
 
 def test_the_train_page_follows_a_run_started_elsewhere(tmp_path, app):
     """A Train page showing a finished run, and a run that starts in another session (or from the command
-    line): without a reload the page switches to it, its Start is disabled, its sidebar names it."""
+    line): without a reload the page switches to it, its sidebar names it, and Start stays (it would queue)."""
     _, browser = app
     store = RunStore(tmp_path / "store")
     old = store.create_run(TrainConfig(network="mlp"), name="yesterday", source="cli")
@@ -83,7 +83,7 @@ def test_the_train_page_follows_a_run_started_elsewhere(tmp_path, app):
         new = store.create_run(TrainConfig(network="mlp"), name="started elsewhere", source="cli")
         store.update(new, status="running", heartbeat=time.time())
         expect(page.get_by_role("heading", name="started elsewhere").first).to_be_visible(timeout=15_000)
-        expect(page.get_by_role("button", name="Start training")).to_be_disabled()
+        expect(page.get_by_role("button", name="Start training")).to_be_enabled()
         expect(page.locator('[data-testid="stSidebar"]').get_by_text("started elsewhere")).to_be_visible()
         store.finish(new, "stopped", "test over")
     finally:

@@ -113,26 +113,22 @@ def test_a_run_deleted_elsewhere_is_reported_not_silently_replaced(with_run, tra
     assert at.selectbox(key=key).value.id == first
 
 
-def test_losing_a_start_race_shows_why_and_the_run_that_won(store, monkeypatch):
-    """Another session's Start lands between this page's check and its own Start: the store refuses this one
-    (RunBusy), and the page says so and switches to the live view of the run that won."""
-    from core.runs import launcher
-    real_start = launcher.start
-
-    def start_after_the_other(store_, config, name=None):
-        winner = store_.create_run(TrainConfig(network="mlp"), name="the winner", source="dashboard")
-        store_.update(winner, status="running", heartbeat=__import__("time").time())
-        return real_start(store_, config, name)
-
+def test_start_while_a_run_trains_queues_the_run_and_says_where(store):
+    """A Start while another run trains is never refused: the run joins the queue, the page says its position,
+    lists the queue with who queued it, and Cancel takes it out."""
+    busy = store.create_run(TrainConfig(network="mlp"), name="the running one", source="dashboard")
+    store.update(busy, status="running", heartbeat=__import__("time").time(), pid=__import__("os").getpid())
     at = page("train")
-    monkeypatch.setattr(launcher, "start", start_after_the_other)
     next(b for b in at.button if "Start" in b.label).click().run()
     assert not at.exception, [e.value for e in at.exception]
-    assert any("already training" in e.value for e in at.error)
-    assert any("the winner" in s.value and "running" in s.value for s in at.subheader)  # its live view
-    assert next(b for b in at.button if "Start" in b.label).disabled
-    assert [r.name for r in store.list_runs()] == ["the winner"]  # this Start added nothing
-    store.finish(store.list_runs()[0].id, "stopped", "test over")
+    queued = next(r for r in store.list_runs() if r.id != busy)
+    assert queued.status == "queued"
+    assert any("Queued: position 1" in t_.value for t_ in at.toast)
+    assert any("Queue: 1 run(s) waiting" in m.value for m in at.markdown)
+    assert any("queued by dashboard" in m.value for m in at.markdown)
+    next(b for b in at.button if "Cancel" in b.label).click().run()
+    assert store.get(queued.id).status == "cancelled"
+    store.finish(busy, "stopped", "test over")
 
 
 def test_every_status_on_the_train_page_says_the_same(store):

@@ -9,7 +9,8 @@ from ui.i18n import status_word, t
 __all__ = ["STATUS_ICONS", "fmt_duration", "run_label", "run_choice_label", "readable"]
 
 STATUS_ICONS = {"starting": "⏳", "running": "🏃", "paused": "⏸️", "completed": "✅", "early_stopped": "✅",
-                "stopped": "⏹️", "diverged": "💥", "failed": "❌", "interrupted": "⚠️"}
+                "stopped": "⏹️", "diverged": "💥", "failed": "❌", "interrupted": "⚠️", "queued": "⏳",
+                "cancelled": "✖️"}
 
 
 def fmt_duration(seconds: float | None) -> str:

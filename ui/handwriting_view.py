@@ -15,7 +15,7 @@ from core.model.checkpoint import CheckpointError
 from core.runs import finetune, launcher
 from core.runs.handwriting import HandwritingSet
 from core.runs.rows import Run
-from core.runs.store import RunBusy, RunStore
+from core.runs.store import RunStore
 from ui.confusion import DrawTarget
 from ui.i18n import say, status_word, t
 from ui.live import SIDEBAR_POLL_S
@@ -76,7 +76,7 @@ def _fine_tune(store: RunStore, run: Run, mine: HandwritingSet, drawings) -> Non
             made = finetune.plan(store, run, drawings)
             launcher.start(store, made.config, name=f"{run.name} + my handwriting"[:80], source=finetune.SOURCE)
             st.rerun(scope="app")
-        except (RunBusy, Explained, DataError, ValueError, OSError) as e:
+        except (Explained, DataError, ValueError, OSError) as e:
             st.error(say(e))
     found = finetune.find(store, run)
     if found is None:

@@ -7,6 +7,7 @@ from core.runs.rows import ACTIVE, Run
 from ui.format import STATUS_ICONS, fmt_duration, run_label
 from ui.i18n import status_word, t
 from ui.live import IDLE_POLL_S, SIDEBAR_POLL_S, run_snapshot
+from ui.queue_view import queue_line
 from ui.session import get_store
 from ui.text import code, literal
 
@@ -51,4 +52,5 @@ def sidebar_status(poll_s: float = SIDEBAR_POLL_S) -> None:
                                            epoch=run.epoch, epochs=run.config.epochs, eta=fmt_duration(run.eta)))
 
     status()
+    queue_line(store)
     st.caption(t("common.run_store", path=code(store.root)))

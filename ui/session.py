@@ -2,6 +2,7 @@
 cached image arrays, and the folders a user may name."""
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import streamlit as st
@@ -9,16 +10,22 @@ import streamlit as st
 from core.app.access import check_data_path, data_roots
 from core.config import TrainConfig
 from core.data.folders import SPLIT_FILES, MnistFolder, load_arrays, validate_mnist_dir
+from core.runs import launcher
 from core.runs.store import RunStore, default_data_dir
 from ui.i18n import say
 from ui.server import server_exposed
+
+DISPATCH_ENV = "STUDIO_DISPATCH"
 
 __all__ = ["get_store", "get_config", "set_config", "split_arrays", "check_user_path", "default_download_dir"]
 
 
 @st.cache_resource
 def _store(root: str) -> RunStore:
-    return RunStore(root)
+    store = RunStore(root)
+    if os.environ.get(DISPATCH_ENV, "1") != "0":  # 0: another process dispatches (the tests' AppTest process)
+        launcher.serve(store)  # this server dispatches queued runs (from its start when run by `python -m ui.serve`)
+    return store
 
 
 def get_store() -> RunStore:

@@ -11,7 +11,8 @@ from core.config import TrainConfig
 from core.runs import launcher
 from core.runs.cluster import log_tail, rank_log, rank_log_dir
 from core.runs.rows import RESUMABLE, Run
-from core.runs.store import RunBusy, RunStore
+from core.runs.queue import RunQueue
+from core.runs.store import RunStore
 from ui.curves import CurveOptions, History, curves, downsampling_note, read_history
 from ui.format import STATUS_ICONS, fmt_duration
 from ui.i18n import label, language, say, status_word, t
@@ -47,24 +48,25 @@ def build_view(store: RunStore, run_id: str, live: bool) -> RunView:
 
 def start_button(store: RunStore, config: TrainConfig, disabled_by: bool = False, name: str | None = None,
                  key: str = "start") -> bool:
-    """Start (disabled while a run trains or the settings have errors); whether a run was started. A run
-    started elsewhere a moment earlier wins: its name is said here."""
-    active = store.active_run()
+    """Start (disabled while the settings have errors); whether a run was started or queued. Never refused for
+    being busy: while other runs train it joins the queue, and the page says where."""
     notice = st.session_state.pop("_train_notice", None)
-    if notice:  # Start lost to a run started elsewhere
-        st.error(say(notice))
-    if not st.button("▶️ " + t("train.start"), type="primary", disabled=active is not None or disabled_by,
-                     help=t("train.one_at_a_time") if active else None, key=key):
+    if notice:
+        st.toast(notice)
+    busy = store.active_run() is not None
+    if not st.button("▶️ " + t("train.start"), type="primary", disabled=disabled_by, key=key,
+                     help=t("train.queues_when_busy") if busy else None):
         return False
     try:
-        st.session_state["run_id"] = launcher.start(store, config, name=name or None)
-        return True
-    except RunBusy as e:
-        st.session_state["_train_notice"] = e.said
-        st.rerun()  # draw the page again around the run that won
+        run_id = launcher.start(store, config, name=name or None)
     except (ValueError, OSError) as e:
         st.error(t("train.could_not_start", error=say(e)))
-    return False
+        return False
+    st.session_state["run_id"] = run_id
+    mine = next((w for w in RunQueue(store).waiting() if w.run.id == run_id), None)
+    if mine is not None:  # said after the rerun that follows
+        st.session_state["_train_notice"] = t("queue.queued", position=mine.position, eta=fmt_duration(mine.starts_in_s))
+    return True
 
 
 def start_form(store: RunStore, config: TrainConfig) -> None:
@@ -154,7 +156,7 @@ def _resume_button(store: RunStore, run: Run) -> None:
         try:
             launcher.resume(store, run.id)
             st.rerun(scope="app")
-        except (RunBusy, ValueError) as e:
+        except ValueError as e:
             st.error(say(e))
         except OSError as e:
             st.error(t("train.could_not_start_process", error=say(e)))

@@ -1,4 +1,4 @@
-"""Start and stop training worker processes for runs in the store (used by the dashboard)."""
+"""Queue runs and start and stop their worker processes (used by the dashboard and the dispatcher)."""
 from __future__ import annotations
 
 import os
@@ -14,27 +14,57 @@ from core.runtime import child_environment
 from core.messages import Message
 from core.runs.processes import pid_alive
 from core.runs.rows import RequestNotice
+from core.runs.dispatcher import Dispatcher
+from core.runs.queue import RunQueue
 from core.runs.store import RunStore
 
 STOP_GRACE_S = 5.0  # a stop request is honoured between steps; after this the process is terminated
 
 
-def start(store: RunStore, config: TrainConfig, name: str | None = None, source: str = "dashboard") -> str:
-    """Create a run (RunBusy if one is training) and start its worker; returns the run id."""
-    run_id = store.create_run(config, name=name, source=source)
-    _spawn(store, run_id)
+_dispatchers: dict[str, Dispatcher] = {}
+_serving: dict[str, threading.Event] = {}
+_lock = threading.Lock()
+
+
+def dispatcher_for(store: RunStore) -> Dispatcher:
+    """This process's dispatcher for the store (one per store, so that its lease has one owner here)."""
+    with _lock:
+        if str(store.root) not in _dispatchers:
+            _dispatchers[str(store.root)] = Dispatcher(store, spawn)
+        return _dispatchers[str(store.root)]
+
+
+def serve(store: RunStore) -> None:
+    """Keep dispatching for the store in a thread of this process (idempotent): the app server does this
+    from its start, so queued runs start whether or not a browser is open."""
+    with _lock:
+        if str(store.root) in _serving:
+            return
+    dispatcher = dispatcher_for(store)
+    with _lock:
+        if str(store.root) not in _serving:
+            _serving[str(store.root)] = dispatcher.start_thread()[1]
+
+
+def start(store: RunStore, config: TrainConfig, name: str | None = None, source: str = "dashboard",
+          submitter: str = "") -> str:
+    """Queue a run and start it now if a slot is free (and this process may dispatch); returns its id. Never
+    refused for being busy: it waits its turn (core/runs/queue.py)."""
+    run_id = RunQueue(store).submit(config, name, source, submitter)
+    dispatcher_for(store).tick()
     return run_id
 
 
 def resume(store: RunStore, run_id: str) -> str:
-    """Continue a stopped, failed or interrupted run from its last checkpoint in a new worker (RunBusy if
-    another run trains, ValueError if this one cannot be resumed)."""
+    """Queue a stopped, failed or interrupted run again; it continues from its last checkpoint when its turn
+    comes (ValueError if it cannot be resumed)."""
     store.prepare_resume(run_id)
-    _spawn(store, run_id)
+    dispatcher_for(store).tick()
     return run_id
 
 
-def _spawn(store: RunStore, run_id: str) -> None:
+def spawn(store: RunStore, run_id: str) -> None:
+    """Start the worker process of a run the queue handed out."""
     log = open(store.log_path(run_id), "ab")
     env = child_environment(PYTHONPATH=str(PROJECT_ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     try:

@@ -11,10 +11,11 @@ from dataclasses import dataclass
 from core.config import TrainConfig
 from core.messages import Message
 
-__all__ = ["ACTIVE", "FINISHED", "RESUMABLE", "RANK_ALIVE", "Run", "RequestNotice", "StepRow", "LogLine", "RankRow"]
+__all__ = ["ACTIVE", "FINISHED", "RESUMABLE", "RANK_ALIVE", "QUEUED", "Run", "RequestNotice", "StepRow", "LogLine", "RankRow"]
 
 ACTIVE = ("starting", "running", "paused")
-FINISHED = ("completed", "early_stopped", "stopped", "diverged", "failed", "interrupted")
+QUEUED = "queued"   # waiting for a slot (core/runs/queue.py); not active: it holds no slot and no process
+FINISHED = ("completed", "early_stopped", "stopped", "diverged", "failed", "interrupted", "cancelled")
 RESUMABLE = ("stopped", "failed", "interrupted")  # with a checkpoint; diverged runs need a new learning rate
 RANK_ALIVE = ("starting", "training")             # a rank in these states should have a live process
 
@@ -47,6 +48,10 @@ class Run:
     step_request: int | None = None  # a lesson's Step: train this many steps more, then pause
     step_delay: float = 0.0          # slow motion: seconds to wait before every step
     lr_request: float | None = None  # a learning rate asked for, not yet taken by the worker
+    submitter: str = ""              # who queued it (a user name; the queue's fairness is between submitters)
+    queue_order: float | None = None  # place in its submitter's line (negative: moved to the front of the queue)
+    waiter_pid: int | None = None    # a command line waiting to train it in its own process once it may start
+    slots: int = 1                   # slots it takes while it trains (a data-parallel run: one per worker)
 
     @property
     def active(self) -> bool:

@@ -73,7 +73,9 @@ CREATE TABLE IF NOT EXISTS layer_stats (
 # Columns added since the first stores were written, added to an older store when it is opened.
 ADDED_COLUMNS = (("runs", "said", "TEXT"), ("workers", "said", "TEXT"),  # messages with catalogue keys
                  ("runs", "step_request", "INTEGER"), ("runs", "step_delay", "REAL NOT NULL DEFAULT 0"),
-                 ("runs", "lr_request", "REAL"))                          # a lesson's pacing
+                 ("runs", "lr_request", "REAL"),                          # a lesson's pacing
+                 ("runs", "submitter", "TEXT NOT NULL DEFAULT ''"), ("runs", "queue_order", "REAL"),
+                 ("runs", "waiter_pid", "INTEGER"), ("runs", "slots", "INTEGER NOT NULL DEFAULT 1"))  # the queue
 MAX_STEP_REQUEST = 10_000
 
 
@@ -130,19 +132,20 @@ class RunStore:
 
     # --- runs -------------------------------------------------------------------------------------------
     def create_run(self, config: TrainConfig, name: str | None = None, source: str = "dashboard",
-                   status: str = "starting", exclusive: bool = True) -> str:
-        """Insert a run. With exclusive, refuse (RunBusy) while another run is active: the check and the
-        insert are one transaction, so two simultaneous Starts cannot both win."""
+                   status: str = "starting", exclusive: bool = True, **extra) -> str:
+        """Insert a run (extra: more of its columns, written in the same insert). With exclusive, refuse
+        (RunBusy) while another run is active: the check and the insert are one transaction, so two
+        simultaneous Starts cannot both win."""
         config.validate()
         run_id = new_run_id()
         self.reconcile()
         with self._tx() as db:
             if exclusive:
                 self._refuse_if_busy(db, "start")
-            db.execute("INSERT INTO runs (id, name, source, config, status, created, total_steps) "
-                       "VALUES (?, ?, ?, ?, ?, ?, 0)",
+            columns = ("id", "name", "source", "config", "status", "created", "total_steps", *extra)
+            db.execute(f"INSERT INTO runs ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})",
                        (run_id, name or f"{config.network}-{run_id[9:15]}", source, config.to_json(), status,
-                        time.time()))
+                        time.time(), 0, *extra.values()))
         return run_id
 
     @staticmethod
@@ -239,9 +242,9 @@ class RunStore:
             return Message("no_checkpoint_to_resume")
         return None
 
-    def prepare_resume(self, run_id: str) -> Run:
-        """Set a stopped, failed or interrupted run with a checkpoint back to 'starting' (RunBusy while
-        another run trains, ValueError when it cannot be resumed). The worker then continues it."""
+    def prepare_resume(self, run_id: str, waiter_pid: int | None = None) -> Run:
+        """Queue a stopped, failed or interrupted run with a checkpoint again (ValueError when it cannot be
+        resumed). The worker the queue starts for it continues from its checkpoint."""
         check_run_id(run_id)
         self.reconcile()
         with self._tx() as db:
@@ -252,10 +255,9 @@ class RunStore:
             why = self.resumable(run)
             if why:
                 raise ExplainedValueError(f"resume_refused_{why.key}", name=run.name, **why.values)
-            self._refuse_if_busy(db, "resume")
-            db.execute("UPDATE runs SET status = 'starting', request = 'run', message = '', said = NULL, "
-                       "finished = NULL, pid = NULL, heartbeat = ?, phase = 'resuming' WHERE id = ?",
-                       (time.time(), run_id))
+            db.execute("UPDATE runs SET status = 'queued', request = 'run', message = '', said = NULL, "
+                       "finished = NULL, pid = NULL, heartbeat = ?, phase = 'resuming', queue_order = ?, "
+                       "waiter_pid = ? WHERE id = ?", (time.time(), time.time(), waiter_pid, run_id))
         self.log(run_id, f"resume requested (was {run.status})")
         return self.get(run_id)
 

@@ -1,0 +1,97 @@
+"""The run queue, measured (figures for docs/queue.md, not a pass/fail test):
+
+1. dispatcher latency: a run ends, and the queued run behind it is taken from the queue and takes its first
+   training step (real workers: MLP 784-32-10, 1 epoch on the bundled images), repeated;
+2. ten submitters at once: ten `python -m core.train --no-wait` processes started together, one run each; the
+   app's dispatcher (here: this process's) trains them all: each once, in the documented order.
+
+    .venv/bin/python -m bench.queue [--repeats 3]
+
+Records bench/results/queue.json (date, versions, machine)."""
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+from importlib.metadata import version
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from core.config import TrainConfig  # noqa: E402
+from core.runs import launcher  # noqa: E402
+from core.runs.queue import RunQueue  # noqa: E402
+from core.runs.store import RunStore  # noqa: E402
+
+TINY = TrainConfig(network="mlp", hidden=(32,), epochs=1)
+
+
+def wait(predicate, timeout=300.0, poll=0.01):
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(poll)
+    raise SystemExit("timed out")
+
+
+def latency(repeats: int) -> list[dict]:
+    store = RunStore(Path(tempfile.mkdtemp(prefix="queue-bench-")))
+    launcher.serve(store)
+    rows = []
+    for i in range(repeats):
+        first = launcher.start(store, TINY, name=f"first-{i}")
+        second = launcher.start(store, TINY, name=f"second-{i}")
+        freed = wait(lambda: (r := store.get(first)).finished if r.finished else None)
+        taken = wait(lambda: next((line.t for line in store.logs(second) if "taken from the queue" in line.message), None))
+        wait(lambda: store.get(second).step >= 1)
+        stepped = time.time()
+        wait(lambda: store.get(second).status == "completed", timeout=300, poll=0.1)
+        rows.append({"taken_after_s": round(taken - freed, 3), "first_step_after_s": round(stepped - freed, 3)})
+        print(f"round {i + 1}: taken from the queue {taken - freed:.2f} s after the slot freed; first step after "
+              f"{stepped - freed:.2f} s", flush=True)
+    return rows
+
+
+def ten_submitters() -> dict:
+    store = RunStore(Path(tempfile.mkdtemp(prefix="queue-bench-10-")))
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    procs = [subprocess.Popen([sys.executable, "-m", "core.train", "--network", "mlp", "--hidden", "32", "--epochs", "1",
+                               "--store", str(store.root), "--no-wait", "--name", f"submitter-{i}"],
+                              cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) for i in range(10)]
+    assert all(p.wait(timeout=120) == 0 for p in procs)
+    queued_order = [w.run.name for w in RunQueue(store).waiting()]
+    start = time.monotonic()
+    launcher.serve(store)
+    wait(lambda: all(r.status == "completed" for r in store.list_runs()), timeout=900, poll=0.2)
+    wall = time.monotonic() - start
+    runs = store.list_runs()
+    taken = {r.name: sum("taken from the queue" in line.message for line in store.logs(r.id)) for r in runs}
+    started_order = [r.name for r in sorted(runs, key=lambda r: r.started)]
+    print(f"10 submitters: {len(runs)} runs, each started {set(taken.values())} time(s), all completed in {wall:.0f} s; "
+          f"started in the queue's order: {started_order == queued_order}", flush=True)
+    return {"runs": len(runs), "starts_per_run": sorted(set(taken.values())), "wall_s": round(wall, 1),
+            "queued_order": queued_order, "started_order": started_order}
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--repeats", type=int, default=3)
+    args = ap.parse_args(argv)
+    record = {"date": time.strftime("%Y-%m-%d %H:%M %Z"), "python": platform.python_version(),
+              "mindspore": version("mindspore"), "machine": f"{platform.machine()}, {os.cpu_count()} cores",
+              "slots": RunQueue(RunStore(Path(tempfile.mkdtemp()))).slots,
+              "latency": latency(args.repeats), "ten_submitters": ten_submitters()}
+    out = ROOT / "bench" / "results" / "queue.json"
+    out.write_text(json.dumps(record, indent=1))
+    print(f"recorded in {out.relative_to(ROOT)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

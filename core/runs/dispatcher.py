@@ -1,0 +1,92 @@
+"""The dispatcher: starts queued runs when slots free, whether or not a browser is open.
+
+Every app server runs one (in a thread, from its start) and so does every command line waiting for its run;
+a lease in the store (a row with an owner and an expiry, renewed every tick) lets one of them act at a time,
+and another takes over within LEASE_S when its owner dies (even by SIGKILL). Starting a run is a transaction
+(RunQueue.claim_next), so even two acting at once could not start one run twice."""
+from __future__ import annotations
+
+import os
+import socket
+import threading
+import time
+import uuid
+from typing import Callable
+
+from core.runs.processes import pid_alive
+from core.runs.queue import RunQueue
+from core.runs.rows import Run
+from core.runs.store import RunStore
+
+__all__ = ["Dispatcher", "TICK_S", "LEASE_S"]
+
+TICK_S = 0.5    # a freed slot is filled within this (plus a process start)
+LEASE_S = 5.0   # a dispatcher silent this long is taken over
+
+LEASE_SCHEMA = """
+CREATE TABLE IF NOT EXISTS dispatcher (
+    id INTEGER PRIMARY KEY CHECK (id = 1), owner TEXT NOT NULL, expires REAL NOT NULL
+);
+"""
+
+
+class Dispatcher:
+    def __init__(self, store: RunStore, spawn: Callable[[RunStore, str], None], queue: RunQueue | None = None,
+                 name: str | None = None):
+        self.store = store
+        self.queue = queue or RunQueue(store)
+        self.spawn = spawn
+        self.owner = name or f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
+        with store._connect() as db:
+            db.executescript(LEASE_SCHEMA)
+
+    def holds_lease(self) -> bool:
+        """Take or renew the lease; whether this dispatcher may act now."""
+        now = time.time()
+        with self.store._tx() as db:
+            row = db.execute("SELECT owner, expires FROM dispatcher WHERE id = 1").fetchone()
+            if row is not None and row["owner"] != self.owner and row["expires"] > now:
+                return False
+            db.execute("INSERT OR REPLACE INTO dispatcher (id, owner, expires) VALUES (1, ?, ?)",
+                       (self.owner, now + LEASE_S))
+        return True
+
+    def release(self) -> None:
+        with self.store._connect() as db:
+            db.execute("DELETE FROM dispatcher WHERE id = 1 AND owner = ?", (self.owner,))
+
+    def tick(self) -> list[Run]:
+        """One round: if this dispatcher holds the lease, start every queued run that fits. The runs started."""
+        if not self.holds_lease():
+            return []
+        self.store.reconcile()  # a dead run's slot frees
+        started = []
+        while (run := self.queue.claim_next()) is not None:
+            if run.waiter_pid and pid_alive(run.waiter_pid):
+                self.store.update(run.id, pid=run.waiter_pid)  # the waiter trains it once it sees its own pid
+                self.store.log(run.id, f"handed to the waiting command line (pid {run.waiter_pid})")
+            else:
+                try:
+                    self.spawn(self.store, run.id)
+                except OSError:
+                    pass  # spawn marked the run failed with the reason; the next one may still start
+            started.append(run)
+        return started
+
+    def run_forever(self, stop: threading.Event) -> None:
+        """Tick until stop is set; then hand the lease back at once."""
+        try:
+            while not stop.is_set():
+                try:
+                    self.tick()
+                except Exception as e:  # a locked database, a full disk: log it and try again next tick
+                    print(f"dispatcher {self.owner}: {type(e).__name__}: {e}", flush=True)
+                stop.wait(TICK_S)
+        finally:
+            self.release()
+
+    def start_thread(self) -> tuple[threading.Thread, threading.Event]:
+        stop = threading.Event()
+        thread = threading.Thread(target=self.run_forever, args=(stop,), daemon=True, name="studio-dispatcher")
+        thread.start()
+        return thread, stop

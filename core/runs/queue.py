@@ -1,0 +1,178 @@
+"""One queue for everything that trains: runs wait as `queued` and take a slot when one frees.
+
+Slots: how many runs train at once on this host (STUDIO_SLOTS, default 1: on the 2-core machine one run
+already uses both cores); a data-parallel run takes one slot per worker.
+
+Order (fairness between people): runs moved to the front go first (the last moved first); then the
+submitters take turns — the one whose last run started longest ago (or never) goes next, each person's own
+runs in the order they were queued. So one person's 20-trial sweep does not hold another person's single run
+behind all 20: it waits for at most one of them. A run that needs more slots than are free waits, and so does
+everything behind it (no overtaking: a large run is never starved by small ones).
+
+Claiming the next run is one SQLite transaction that moves it from `queued` to `starting`, so two
+dispatchers can never both start one run (core/runs/dispatcher.py also keeps only one of them acting)."""
+from __future__ import annotations
+
+import heapq
+import os
+import sqlite3
+import time
+from dataclasses import dataclass
+
+from core.config import TrainConfig
+from core.messages import ExplainedValueError, Message
+from core.runs.rows import ACTIVE, QUEUED, Run
+from core.runs.store import RunStore
+
+__all__ = ["RunQueue", "QueuedRun", "SLOTS_ENV", "slots_setting", "dispatch_order"]
+
+SLOTS_ENV = "STUDIO_SLOTS"
+DEFAULT_SLOTS = 1
+MAX_SLOTS = 64
+FALLBACK_SAMPLES_PER_S = {"lenet5": 5_000.0, "mlp": 10_000.0}  # before any run of the network has finished
+TRAIN_IMAGES_GUESS = 4_500
+
+
+def slots_setting() -> int:
+    """STUDIO_SLOTS as a whole number 1..64 (ValueError with what to set otherwise)."""
+    raw = os.environ.get(SLOTS_ENV, "").strip()
+    if not raw:
+        return DEFAULT_SLOTS
+    if not raw.isdigit() or not 1 <= int(raw) <= MAX_SLOTS:
+        raise ValueError(f"{SLOTS_ENV}={raw!r}: set it to a whole number of runs that may train at once, 1 to "
+                         f"{MAX_SLOTS}")
+    return int(raw)
+
+
+@dataclass(frozen=True)
+class QueuedRun:
+    run: Run
+    position: int                # 1: next to start
+    starts_in_s: float | None    # estimate from the runs ahead of it (None: unknown)
+
+
+def dispatch_order(queued: list[Run], last_started: dict[str, float]) -> list[Run]:
+    """The queued runs in the order they will start (see the module's docstring)."""
+    front = sorted((r for r in queued if (r.queue_order or 0) < 0), key=lambda r: r.queue_order)
+    lines: dict[str, list[Run]] = {}
+    for r in sorted((r for r in queued if (r.queue_order or 0) >= 0), key=lambda r: (r.queue_order or 0, r.created)):
+        lines.setdefault(r.submitter, []).append(r)
+    turn = sorted(lines, key=lambda who: (last_started.get(who, 0.0), lines[who][0].queue_order or 0))
+    order = list(front)
+    while lines:  # round-robin: each submitter's next run in turn
+        who = turn.pop(0)
+        order.append(lines[who].pop(0))
+        if lines[who]:
+            turn.append(who)
+        else:
+            del lines[who]
+    return order
+
+
+class RunQueue:
+    def __init__(self, store: RunStore, slots: int | None = None):
+        self.store = store
+        self.slots = slots if slots is not None else slots_setting()
+
+    # --- submitting ------------------------------------------------------------------------------------------
+    def submit(self, config: TrainConfig, name: str | None, source: str, submitter: str,
+               waiter_pid: int | None = None) -> str:
+        """Queue a run (never refused for being busy); returns its id. waiter_pid: a process that will train
+        it itself when it may start (the command line); otherwise a dispatcher starts a worker for it."""
+        needed = max(config.workers, 1)
+        if needed > self.slots:
+            raise ExplainedValueError("needs_more_slots", workers=needed, slots=self.slots, env=SLOTS_ENV)
+        run_id = self.store.create_run(config, name=name, source=source, status=QUEUED, exclusive=False,
+                                       submitter=submitter or "", queue_order=time.time(), waiter_pid=waiter_pid,
+                                       slots=needed)  # one insert: a dispatcher never sees it half made
+        self.store.log(run_id, f"queued by {submitter or 'someone'} ({source})")
+        return run_id
+
+    def cancel(self, run_id: str) -> bool:
+        """Cancel a queued run (False: it is not queued any more)."""
+        with self.store._tx() as db:
+            done = db.execute("UPDATE runs SET status = 'cancelled', finished = ?, message = ?, said = ? "
+                              "WHERE id = ? AND status = ?",
+                              (time.time(), "cancelled before it started", Message("cancelled").to_json(), run_id,
+                               QUEUED)).rowcount
+        if done:
+            self.store.log(run_id, "cancelled while queued")
+        return bool(done)
+
+    def move_to_front(self, run_id: str) -> bool:
+        """Make a queued run the next to start (False: it is not queued any more)."""
+        with self.store._tx() as db:
+            first = db.execute("SELECT MIN(queue_order) FROM runs WHERE status = ?", (QUEUED,)).fetchone()[0]
+            done = db.execute("UPDATE runs SET queue_order = ? WHERE id = ? AND status = ?",
+                              (min(first or 0.0, 0.0) - 1.0, run_id, QUEUED)).rowcount
+        if done:
+            self.store.log(run_id, "moved to the front of the queue")
+        return bool(done)
+
+    # --- reading ---------------------------------------------------------------------------------------------
+    def waiting(self) -> list[QueuedRun]:
+        """The queued runs in start order, with their position and an estimate of when each starts."""
+        with self.store._connect() as db:
+            queued, active, last = self._state(db)
+        order = dispatch_order(queued, last)
+        return [QueuedRun(r, i + 1, s) for i, (r, s) in enumerate(zip(order, self._estimates(order, active)))]
+
+    def _state(self, db: sqlite3.Connection) -> tuple[list[Run], list[Run], dict[str, float]]:
+        rows = db.execute(f"SELECT * FROM runs WHERE status IN ({','.join('?' * (len(ACTIVE) + 1))})",
+                          (*ACTIVE, QUEUED)).fetchall()
+        runs = [self.store._run(r) for r in rows]
+        last = {r["submitter"]: r["t"] for r in db.execute(
+            "SELECT submitter, MAX(started) AS t FROM runs WHERE started IS NOT NULL GROUP BY submitter")}
+        return [r for r in runs if r.status == QUEUED], [r for r in runs if r.status in ACTIVE], last
+
+    def _estimates(self, order: list[Run], active: list[Run]) -> list[float | None]:
+        """Seconds until each queued run starts: the slots' timeline with the active runs' ETAs and the queued
+        runs' expected durations (from the last finished run of the same network)."""
+        free_at = [self._remaining(r) for r in active for _ in range(max(r.slots, 1))]
+        free_at += [0.0] * max(self.slots - len(free_at), 0)
+        heapq.heapify(free_at)
+        out = []
+        for r in order:
+            need = min(max(r.slots, 1), len(free_at))
+            taken = [heapq.heappop(free_at) for _ in range(need)]
+            start = max(taken)
+            out.append(start)
+            for _ in taken:
+                heapq.heappush(free_at, start + self.expected_seconds(r.config))
+        return out
+
+    def _remaining(self, run: Run) -> float:
+        """An active run's seconds left: its ETA once it trains, else its expected length (it is starting)."""
+        if run.eta is not None:
+            return max(run.eta, 0.0)
+        done = run.step / run.total_steps if run.total_steps else 0.0
+        return self.expected_seconds(run.config) * (1.0 - min(done, 1.0))
+
+    def expected_seconds(self, config: TrainConfig) -> float:
+        speed = self._recent_speed(config.network) or FALLBACK_SAMPLES_PER_S.get(config.network, 5_000.0)
+        return config.epochs * TRAIN_IMAGES_GUESS / speed
+
+    def _recent_speed(self, network: str) -> float | None:
+        with self.store._connect() as db:
+            for row in db.execute("SELECT config, samples_per_s FROM runs WHERE samples_per_s > 0 "
+                                  "ORDER BY created DESC LIMIT 20"):
+                if TrainConfig.from_json(row["config"]).network == network:
+                    return float(row["samples_per_s"])
+        return None
+
+    # --- dispatching -----------------------------------------------------------------------------------------
+    def claim_next(self) -> Run | None:
+        """Move the next queued run to `starting` if its slots are free (one transaction); the run, or None."""
+        with self.store._tx() as db:
+            queued, active, last = self._state(db)
+            order = dispatch_order(queued, last)
+            if not order:
+                return None
+            head = order[0]
+            if sum(max(r.slots, 1) for r in active) + max(head.slots, 1) > self.slots:
+                return None
+            now = time.time()
+            db.execute("UPDATE runs SET status = 'starting', started = COALESCE(started, ?), heartbeat = ? "
+                       "WHERE id = ? AND status = ?", (now, now, head.id, QUEUED))
+        self.store.log(head.id, "taken from the queue: starting")
+        return self.store.get(head.id)

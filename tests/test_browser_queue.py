@@ -1,0 +1,52 @@
+"""The queue in real browsers: two app servers on one run store (each with its dispatcher), two people press
+Start at the same moment, one on each; both runs queue and complete, each started once, and the second's
+place in the queue is shown while it waits."""
+import pytest
+
+from core.runs.store import RunStore
+from tests.helpers import wait_for
+from tests.server import CHROMIUM, CHROMIUM_ARGS, require_chromium, start_server
+from tests.test_browser import SHOTS, nav, shot
+
+require_chromium(pytest)
+
+from playwright.sync_api import expect, sync_playwright  # noqa: E402
+
+LINK = "/configure?network=mlp&hidden=32&epochs=2"
+
+
+def test_two_people_press_start_at_once_on_two_servers_of_one_store_and_both_runs_complete(tmp_path):
+    root = tmp_path / "store"
+    servers = [start_server(root), start_server(root)]
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    try:
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            pages = [browser.new_context(viewport={"width": 1400, "height": 1000}).new_page() for _ in servers]
+            for page, server in zip(pages, servers):
+                page.goto(server.url + LINK)
+                expect(page.get_by_text("Configuration is valid")).to_be_visible(timeout=60_000)
+                nav(page, "Train")
+                expect(page.get_by_role("button", name="Start training")).to_be_enabled(timeout=30_000)
+            buttons = [page.get_by_role("button", name="Start training") for page in pages]
+            for b in buttons:  # as near the same moment as two people manage
+                b.click(no_wait_after=True)
+            store = RunStore(root)
+            wait_for(lambda: len(store.list_runs()) == 2, timeout=30, what="both runs")
+            # the second run's place, shown while the first trains (on the page of whoever pressed second)
+            waiting = wait_for(lambda: next((pg for pg in pages if pg.get_by_text("Queue: 1 run(s) waiting").count()),
+                                            None), timeout=15, what="the queue on a page")
+            expect(waiting.get_by_text("queued by dashboard").first).to_be_visible()
+            shot(waiting, "queue-1-second-run-waiting")
+            wait_for(lambda: all(r.status == "completed" for r in store.list_runs()), timeout=240,
+                     what="both runs to complete")
+            browser.close()
+        runs = store.list_runs()
+        for run in runs:
+            taken = [line for line in store.logs(run.id, limit=500) if "taken from the queue" in line.message]
+            assert len(taken) == 1, f"{run.name} was started {len(taken)} times"
+        first, second = sorted(runs, key=lambda r: r.started)
+        assert second.started >= first.finished - 0.5, "one slot: one after the other"
+    finally:
+        for s in servers:
+            s.stop()

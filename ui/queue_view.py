@@ -1,0 +1,42 @@
+"""The run queue where people look for it: the Train and Runs pages (position, who queued it, when it should
+start; cancel, move to the front) and a line in the sidebar."""
+from __future__ import annotations
+
+import streamlit as st
+
+from core.runs.queue import RunQueue
+from core.runs.store import RunStore
+from ui.format import fmt_duration
+from ui.i18n import t
+from ui.text import literal
+
+__all__ = ["queue_panel", "queue_line"]
+
+
+def queue_panel(store: RunStore, key: str) -> None:
+    """Every queued run in start order, with Cancel and Move to front (nothing when the queue is empty)."""
+    queue = RunQueue(store)
+    waiting = queue.waiting()
+    if not waiting:
+        return
+    st.markdown("#### ⏳ " + t("queue.header", n=len(waiting), slots=queue.slots))
+    for w in waiting:
+        row = st.container(horizontal=True, vertical_alignment="center")
+        row.markdown(t("queue.row", position=w.position, name=literal(w.run.name),
+                       who=literal(w.run.submitter or w.run.source), network=literal(w.run.config.shape_label),
+                       epochs=w.run.config.epochs, eta=fmt_duration(w.starts_in_s)))
+        if w.position > 1 and row.button("⏫ " + t("queue.to_front"), key=f"{key}_front_{w.run.id}"):
+            queue.move_to_front(w.run.id)
+            st.rerun()
+        if row.button("✖️ " + t("queue.cancel"), key=f"{key}_cancel_{w.run.id}"):
+            st.toast(t("queue.cancelled", name=w.run.name) if queue.cancel(w.run.id) else t("queue.already_started"))
+            st.rerun()
+    st.caption(t("queue.policy"))
+
+
+def queue_line(store: RunStore) -> None:
+    """The sidebar's line: how many wait, and the next one."""
+    waiting = RunQueue(store).waiting()
+    if waiting:
+        st.caption("⏳ " + t("queue.sidebar", n=len(waiting), name=literal(waiting[0].run.name),
+                             eta=fmt_duration(waiting[0].starts_in_s)))
