@@ -47,7 +47,7 @@ def latency(repeats: int) -> list[dict]:
     for i in range(repeats):
         first = launcher.start(store, TINY, name=f"first-{i}")
         second = launcher.start(store, TINY, name=f"second-{i}")
-        freed = wait(lambda: (r := store.get(first)).finished if r.finished else None)
+        freed = wait(lambda: store.get(first).finished)
         taken = wait(lambda: next((line.t for line in store.logs(second) if "taken from the queue" in line.message), None))
         wait(lambda: store.get(second).step >= 1)
         stepped = time.time()

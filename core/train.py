@@ -11,12 +11,11 @@ import os
 import shutil
 import sys
 import time
-from dataclasses import fields
 
 from tqdm import tqdm
 
-import core.config as c
-from core.config import LABELS, ConfigError, TrainConfig, field_text, parse_fields
+from core.config import ConfigError, TrainConfig
+from core.options import add_config_arguments, config_from_args
 from core.presets import PRESETS
 from core.data.folders import validate_mnist_dir
 from core.data.idx import DataError
@@ -30,30 +29,9 @@ from core.runtime import prepare_process
 from core.training.events import (Callback, EpochMetrics, LearningRateEvent, LogEvent, PhaseEvent, StepEvent,
                                   ValidationEvent)
 
-METAVARS = {"hidden": "UNITS,UNITS", "lr_changes": "STEP:LR,STEP:LR", "init_checkpoint": "CKPT"}
-HELP = {"hidden": "the MLP's hidden layers, units per layer (none: no hidden layer); ",
-        "validate_every": "also validate every N steps (0: after each epoch only); ",
-        "lr_changes": "change the learning rate before these steps (a re-run's recorded changes); ",
-        "steps_per_call": "training steps per graph call in Graph mode, Cell style, one process (0: 8); ",
-        "init_checkpoint": "start from this checkpoint's weights (a fine-tune; the same network); "}
-CHOICES = {"network": "NETWORKS", "style": "STYLES", "mode": "MODES", "optimizer": "OPTIMIZERS",
-           "lr_schedule": "LR_SCHEDULES", "loss": "LOSSES", "amp_level": "AMP_LEVELS"}
-
-
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(description="Train LeNet-5 or an MLP on MNIST with MindSpore.")
-    defaults = TrainConfig()
-    for f in fields(TrainConfig):
-        flag = "--" + f.name.replace("_", "-")
-        default = getattr(defaults, f.name)
-        if f.name in CHOICES:
-            choices = getattr(c, CHOICES[f.name])
-            ap.add_argument(flag, dest=f.name, choices=choices, default=None,  # None: the preset's or the default
-                            help=" | ".join(f"{k}: {LABELS.get(k, k)}" for k in choices) + f" (default {default})")
-        else:
-            ap.add_argument(flag, dest=f.name, default=None, metavar=METAVARS.get(f.name, f.type.split(" ")[0].upper()),
-                            help=HELP.get(f.name, "") + f"default {field_text(f.name, default) if default is not None else None}"
-                            + (" (the bundled 5,000 images)" if f.name == "data_dir" else ""))
+    add_config_arguments(ap)
     ap.add_argument("--preset", default=None, choices=sorted(PRESETS),
                     help="start from named settings (the options given override them): best-5k = LeNet-5 to "
                          "≥98.8%% on the official test set from the bundled 5,000 images in under a minute")
@@ -78,15 +56,6 @@ def build_parser() -> argparse.ArgumentParser:
                     help="continue a stopped, failed or interrupted run from its last checkpoint "
                          "(its own config is used; other options are ignored)")
     return ap
-
-
-def config_from_args(args: argparse.Namespace) -> TrainConfig:
-    values, errors = parse_fields({f.name: getattr(args, f.name) for f in fields(TrainConfig)
-                                   if getattr(args, f.name) is not None})
-    if errors:
-        raise ConfigError(errors)
-    base = PRESETS[args.preset] if getattr(args, "preset", None) else TrainConfig()
-    return base.with_(**values).validate()
 
 
 class ProgressBar(Callback):

@@ -10,7 +10,7 @@ __all__ = ["STATUS_ICONS", "fmt_duration", "run_label", "run_choice_label", "rea
 
 STATUS_ICONS = {"starting": "⏳", "running": "🏃", "paused": "⏸️", "completed": "✅", "early_stopped": "✅",
                 "stopped": "⏹️", "diverged": "💥", "failed": "❌", "interrupted": "⚠️", "queued": "⏳",
-                "cancelled": "✖️"}
+                "cancelled": "✖️", "pruned": "✂️"}
 
 
 def fmt_duration(seconds: float | None) -> str:

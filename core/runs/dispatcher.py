@@ -13,6 +13,7 @@ import time
 import uuid
 from typing import Callable
 
+from core.runs import sweep
 from core.runs.processes import pid_alive
 from core.runs.queue import RunQueue
 from core.runs.rows import Run
@@ -60,6 +61,7 @@ class Dispatcher:
         if not self.holds_lease():
             return []
         self.store.reconcile()  # a dead run's slot frees
+        sweep.advance_all(self.store)  # sweeps tell Optuna what ended and queue their next settings
         started = []
         while (run := self.queue.claim_next()) is not None:
             if run.waiter_pid and pid_alive(run.waiter_pid):

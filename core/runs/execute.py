@@ -20,6 +20,7 @@ from core.runs.heartbeat import Heartbeat
 from core.runs.recording import CoordinatorWatch, RankStatus, StoreControl, StoreRecorder
 from core.runs.resume import resume_state
 from core.runs.store import RunStore
+from core.runs.sweep import TrialReporter
 from core.training.events import Callback
 from core.training.loop import TrainResult, train
 from core.training.parallel import Parallel
@@ -67,9 +68,13 @@ def _record(store: RunStore, run_id: str, callbacks: Iterable[Callback], paralle
             writer = CheckpointWriter(store, run_id, config, resume.epoch if resume else None)
             control = StoreControl(store, run_id, recorder)
             watch = CoordinatorWatch(control) if parallel is not None else None
+            run = store.get(run_id)
+            pruning = TrialReporter(store, run) if TrialReporter.wanted(store, run) else None
             result = train(store.replay_config(run_id), folder,
-                           [rank, recorder, writer, control, *callbacks], watch or control, resume=resume,
+                           [rank, recorder, writer, control, pruning, *callbacks], watch or control, resume=resume,
                            parallel=parallel)
+            if pruning is not None and pruning.pruned:
+                result.status, result.said = "pruned", Message("pruned_by_sweep")
             if watch is not None and not watch.alive:
                 what = result.said or Message("finished_epochs", {"n": len(result.history)})
                 result.said = Message("coordinator_ended", {"what": what})

@@ -15,7 +15,7 @@ __all__ = ["ACTIVE", "FINISHED", "RESUMABLE", "RANK_ALIVE", "QUEUED", "Run", "Re
 
 ACTIVE = ("starting", "running", "paused")
 QUEUED = "queued"   # waiting for a slot (core/runs/queue.py); not active: it holds no slot and no process
-FINISHED = ("completed", "early_stopped", "stopped", "diverged", "failed", "interrupted", "cancelled")
+FINISHED = ("completed", "early_stopped", "stopped", "diverged", "failed", "interrupted", "cancelled", "pruned")
 RESUMABLE = ("stopped", "failed", "interrupted")  # with a checkpoint; diverged runs need a new learning rate
 RANK_ALIVE = ("starting", "training")             # a rank in these states should have a live process
 
@@ -52,6 +52,9 @@ class Run:
     queue_order: float | None = None  # place in its submitter's line (negative: moved to the front of the queue)
     waiter_pid: int | None = None    # a command line waiting to train it in its own process once it may start
     slots: int = 1                   # slots it takes while it trains (a data-parallel run: one per worker)
+    sweep: str | None = None         # the sweep it belongs to (core/runs/sweep.py), its setting and seed there
+    trial: int | None = None
+    trial_seed: int | None = None
 
     @property
     def active(self) -> bool:

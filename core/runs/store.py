@@ -75,7 +75,8 @@ ADDED_COLUMNS = (("runs", "said", "TEXT"), ("workers", "said", "TEXT"),  # messa
                  ("runs", "step_request", "INTEGER"), ("runs", "step_delay", "REAL NOT NULL DEFAULT 0"),
                  ("runs", "lr_request", "REAL"),                          # a lesson's pacing
                  ("runs", "submitter", "TEXT NOT NULL DEFAULT ''"), ("runs", "queue_order", "REAL"),
-                 ("runs", "waiter_pid", "INTEGER"), ("runs", "slots", "INTEGER NOT NULL DEFAULT 1"))  # the queue
+                 ("runs", "waiter_pid", "INTEGER"), ("runs", "slots", "INTEGER NOT NULL DEFAULT 1"),  # the queue
+                 ("runs", "sweep", "TEXT"), ("runs", "trial", "INTEGER"), ("runs", "trial_seed", "INTEGER"))  # sweeps
 MAX_STEP_REQUEST = 10_000
 
 

@@ -1,0 +1,348 @@
+"""Sweeps: a named search over settings with Optuna (ask-and-tell), each setting trained as a seed group of
+queued runs; a pruner fed with each epoch's validation accuracy stops bad settings early (shown as pruned).
+
+The study lives beside the run store (`sweeps.sqlite`, Optuna's RDB storage), so a sweep survives a restart
+and carries on: whoever dispatches (the app server, or `python -m core.sweep` while it waits) advances every
+open sweep each tick — tells Optuna the settings whose runs have all ended, and asks for new ones while
+fewer than the sweep's trials were asked. Grid and random searches ask for all their settings at once; TPE
+asks for as many as there are slots, so that each new setting learns from the finished ones."""
+from __future__ import annotations
+
+import json
+import math
+import time
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from core.config import ConfigError, TrainConfig, parse_field
+from core.messages import ExplainedValueError, Message
+from core.runs.queue import RunQueue
+from core.runs.rows import ACTIVE, FINISHED, QUEUED, Run
+from core.runs.store import RunStore
+from core.training.events import Callback, EpochMetrics
+
+__all__ = ["Space", "SweepSpec", "parse_space", "create", "advance_all", "advance", "trial_rows", "TrialReporter",
+           "SAMPLERS", "SOURCE"]
+
+SOURCE = "sweep"
+SAMPLERS = ("grid", "random", "tpe")
+NUMERIC = ("learning_rate", "momentum", "weight_decay", "batch_size", "epochs", "val_fraction", "patience")
+CHOICE = ("network", "optimizer", "loss", "lr_schedule", "augment", "style", "mode", "hidden")
+SWEEPABLE = NUMERIC + CHOICE
+MAX_TRIALS = 200
+MAX_SEEDS = 10
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS sweeps (
+    id TEXT PRIMARY KEY, name TEXT NOT NULL, spec TEXT NOT NULL, submitter TEXT NOT NULL DEFAULT '',
+    created REAL NOT NULL, status TEXT NOT NULL DEFAULT 'open'
+);
+"""
+
+
+@dataclass(frozen=True)
+class Space:
+    """The values one setting takes: a list (grid, or a choice for random/TPE) or a range (random/TPE)."""
+    name: str
+    values: tuple = ()
+    low: float | None = None
+    high: float | None = None
+    log: bool = False
+
+    @property
+    def is_range(self) -> bool:
+        return self.low is not None
+
+
+def parse_space(text: str) -> Space:
+    """"learning_rate=0.1,0.01" (a list) or "learning_rate=1e-4:1e-1:log" (a range; ":lin" or nothing: linear)."""
+    name, sep, rest = text.partition("=")
+    name = name.strip().replace("-", "_")
+    if not sep or not rest.strip():
+        raise ExplainedValueError("sweep_space_syntax", text=text)
+    if name not in SWEEPABLE:
+        raise ExplainedValueError("sweep_field", name=name, fields=", ".join(SWEEPABLE))
+    if ":" in rest and name in NUMERIC:
+        parts = rest.split(":")
+        try:
+            low, high = float(parts[0]), float(parts[1])
+        except (ValueError, IndexError):
+            raise ExplainedValueError("sweep_space_syntax", text=text) from None
+        log = len(parts) > 2 and parts[2].strip() == "log"
+        if not (math.isfinite(low) and math.isfinite(high) and low < high) or (log and low <= 0):
+            raise ExplainedValueError("sweep_range", text=text)
+        return Space(name, low=low, high=high, log=log)
+    sep_char = ";" if name == "hidden" else ","  # "64,64;128" lists MLP shapes
+    try:
+        values = tuple(parse_field(name, v.strip()) for v in rest.split(sep_char) if v.strip())
+    except ConfigError as e:
+        raise ExplainedValueError("sweep_value", name=name, why="; ".join(e.errors.values())) from None
+    if not values:
+        raise ExplainedValueError("sweep_space_syntax", text=text)
+    return Space(name, values=tuple(dict.fromkeys(values)))
+
+
+@dataclass(frozen=True)
+class SweepSpec:
+    base: TrainConfig
+    spaces: tuple[Space, ...]
+    sampler: str = "grid"
+    trials: int = 0            # 0 with a grid: every combination
+    seeds: int = 1             # runs per setting (a seed group): seeds base.seed, base.seed + 1, ...
+    prune: bool = False
+    name: str = ""
+
+    def errors(self) -> list[Message]:
+        out = []
+        if self.sampler not in SAMPLERS:
+            out.append(Message("sweep_sampler", {"sampler": self.sampler, "choices": ", ".join(SAMPLERS)}))
+        if not self.spaces:
+            out.append(Message("sweep_nothing_varies"))
+        if self.sampler == "grid" and any(s.is_range for s in self.spaces):
+            out.append(Message("sweep_grid_needs_lists"))
+        if not 1 <= self.seeds <= MAX_SEEDS or not 0 <= self.trials <= MAX_TRIALS:
+            out.append(Message("sweep_counts", {"seeds": MAX_SEEDS, "trials": MAX_TRIALS}))
+        if self.sampler != "grid" and self.trials == 0:
+            out.append(Message("sweep_counts", {"seeds": MAX_SEEDS, "trials": MAX_TRIALS}))
+        if self.base.val_fraction == 0:
+            out.append(Message("sweep_needs_validation"))
+        return out
+
+    @property
+    def planned_trials(self) -> int:
+        if self.sampler == "grid":
+            grid = math.prod(len(s.values) for s in self.spaces)
+            return min(grid, self.trials) if self.trials else grid
+        return self.trials
+
+    def to_json(self) -> str:
+        d = asdict(self)
+        d["base"] = self.base.to_dict()
+        return json.dumps(d)
+
+    @classmethod
+    def from_json(cls, text: str) -> "SweepSpec":
+        d = json.loads(text)
+        d["base"] = TrainConfig.from_dict(d["base"])
+        d["spaces"] = tuple(Space(s["name"], tuple(tuple(v) if isinstance(v, list) else v for v in s["values"]),
+                                  s["low"], s["high"], s["log"]) for s in d["spaces"])
+        return cls(**d)
+
+
+# --- Optuna ------------------------------------------------------------------------------------------------------
+def _storage(store: RunStore):
+    import optuna  # deferred: the app imports it only when a sweep exists
+    optuna.logging.set_verbosity(optuna.logging.WARNING)  # its INFO lines would fill the worker's log
+    return optuna.storages.RDBStorage(f"sqlite:///{store.root / 'sweeps.sqlite'}",
+                                      engine_kwargs={"connect_args": {"timeout": 30}})
+
+
+def _sampler(spec: SweepSpec):
+    import optuna  # deferred: as in _storage
+    if spec.sampler == "grid":
+        return optuna.samplers.GridSampler({s.name: list(range(len(s.values))) for s in spec.spaces},
+                                           seed=spec.base.seed)
+    if spec.sampler == "random":
+        return optuna.samplers.RandomSampler(seed=spec.base.seed)
+    return optuna.samplers.TPESampler(seed=spec.base.seed, n_startup_trials=min(5, max(spec.trials // 3, 1)))
+
+
+def _pruner(spec: SweepSpec):
+    import optuna  # deferred: as in _storage
+    if not spec.prune:
+        return optuna.pruners.NopPruner()
+    return optuna.pruners.MedianPruner(n_startup_trials=2, n_warmup_steps=0)
+
+
+def _distributions(spec: SweepSpec) -> dict:
+    import optuna  # deferred: as in _storage
+    d = {}
+    for s in spec.spaces:
+        if s.is_range and s.name in ("batch_size", "epochs", "patience"):
+            d[s.name] = optuna.distributions.IntDistribution(int(s.low), int(s.high), log=s.log)
+        elif s.is_range:
+            d[s.name] = optuna.distributions.FloatDistribution(s.low, s.high, log=s.log)
+        else:  # choices as their index: Optuna keeps plain values; ours may be tuples (hidden)
+            d[s.name] = optuna.distributions.CategoricalDistribution(list(range(len(s.values))))
+    return d
+
+
+def _settings(spec: SweepSpec, params: dict) -> dict[str, Any]:
+    out = {}
+    for s in spec.spaces:
+        v = params[s.name]
+        out[s.name] = s.values[v] if not s.is_range else (int(v) if isinstance(v, int) else float(v))
+    return out
+
+
+def _study(store: RunStore, sweep_id: str, spec: SweepSpec):
+    import optuna  # deferred: as in _storage
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    return optuna.load_study(study_name=sweep_id, storage=_storage(store), sampler=_sampler(spec),
+                             pruner=_pruner(spec))
+
+
+# --- the sweep's life ------------------------------------------------------------------------------------------
+def create(store: RunStore, spec: SweepSpec, submitter: str) -> str:
+    """Record the sweep and its Optuna study; its first settings are queued by advance()."""
+    import optuna  # deferred: as in _storage
+    errors = spec.errors()
+    if errors:
+        raise ExplainedValueError("sweep_invalid", why=" ".join(m.say() for m in errors))
+    for s in spec.spaces:  # every value must make a valid config
+        for v in (s.values or (s.low, s.high)):
+            bad = spec.base.with_(**{s.name: int(v) if s.name in ("batch_size", "epochs", "patience") and s.is_range
+                                     else v}).errors()
+            if bad:
+                raise ExplainedValueError("sweep_value", name=s.name, why="; ".join(bad.values()))
+    sweep_id = "sweep-" + time.strftime("%Y%m%d-%H%M%S") + f"-{int(time.time() * 1e6) % 1_000_000:06d}"
+    optuna.create_study(study_name=sweep_id, storage=_storage(store), direction="maximize",
+                        sampler=_sampler(spec), pruner=_pruner(spec))
+    with store._connect() as db:
+        db.executescript(SCHEMA)
+        db.execute("INSERT INTO sweeps (id, name, spec, submitter, created) VALUES (?, ?, ?, ?, ?)",
+                   (sweep_id, spec.name or sweep_id, spec.to_json(), submitter, time.time()))
+    advance(store, sweep_id)
+    return sweep_id
+
+
+def open_sweeps(store: RunStore) -> list[tuple[str, SweepSpec, str]]:
+    with store._connect() as db:
+        db.executescript(SCHEMA)
+        rows = db.execute("SELECT id, spec, submitter FROM sweeps WHERE status = 'open'").fetchall()
+    return [(r["id"], SweepSpec.from_json(r["spec"]), r["submitter"]) for r in rows]
+
+
+def advance_all(store: RunStore) -> None:
+    for sweep_id, spec, submitter in open_sweeps(store):
+        advance(store, sweep_id, spec, submitter)
+
+
+def sweep_runs(store: RunStore, sweep_id: str) -> list[Run]:
+    with store._connect() as db:
+        rows = db.execute("SELECT * FROM runs WHERE sweep = ? ORDER BY trial, trial_seed", (sweep_id,)).fetchall()
+    return [store._run(r) for r in rows]
+
+
+def advance(store: RunStore, sweep_id: str, spec: SweepSpec | None = None, submitter: str | None = None) -> None:
+    """Tell Optuna what ended, stop what was pruned, ask for (and queue) new settings; close the sweep when
+    every planned setting has an outcome."""
+    if spec is None:
+        (spec, submitter), = [(s, w) for i, s, w in open_sweeps(store) if i == sweep_id] or [(None, None)]
+        if spec is None:
+            return
+    import optuna  # deferred: as in _storage
+    study = _study(store, sweep_id, spec)
+    runs = sweep_runs(store, sweep_id)
+    by_trial: dict[int, list[Run]] = {}
+    for r in runs:
+        by_trial.setdefault(r.trial, []).append(r)
+    open_trials = 0
+    for trial in study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.RUNNING,)):
+        group = by_trial.get(trial.number, [])
+        if any(r.status == "pruned" for r in group):
+            _stop_group(store, group)
+        if group and all(r.status in FINISHED for r in group):
+            _tell(study, trial.number, group)
+        else:
+            open_trials += 1
+    asked = len(study.trials)
+    limit = spec.planned_trials if spec.sampler != "tpe" else max(RunQueue(store).slots, 1)
+    while asked < spec.planned_trials and open_trials < limit:
+        trial = study.ask(_distributions(spec))
+        _queue_group(store, sweep_id, spec, trial.number, _settings(spec, trial.params), submitter or "")
+        asked, open_trials = asked + 1, open_trials + 1
+    if asked >= spec.planned_trials and open_trials == 0:
+        with store._connect() as db:
+            db.execute("UPDATE sweeps SET status = 'done' WHERE id = ?", (sweep_id,))
+
+
+def _queue_group(store: RunStore, sweep_id: str, spec: SweepSpec, number: int, settings: dict, submitter: str):
+    queue = RunQueue(store)
+    label = ", ".join(f"{k}={v}" for k, v in settings.items())
+    for k in range(spec.seeds):
+        config = spec.base.with_(**settings, seed=spec.base.seed + k)
+        run_id = queue.submit(config, f"{spec.name or sweep_id} #{number} {label} seed {config.seed}"[:80], SOURCE,
+                              submitter)
+        store.update(run_id, sweep=sweep_id, trial=number, trial_seed=k)
+
+
+def _stop_group(store: RunStore, group: list[Run]) -> None:
+    """A pruned setting: its other seeds are cancelled (queued) or asked to stop (training)."""
+    queue = RunQueue(store)
+    for r in group:
+        if r.status == QUEUED:
+            queue.cancel(r.id)
+        elif r.status in ACTIVE and r.request != "stop":
+            store.request(r.id, "stop")
+
+
+def _tell(study, number: int, group: list[Run]) -> None:
+    import optuna  # deferred: as in _storage
+    if any(r.status == "pruned" for r in group):
+        outcome = dict(state=optuna.trial.TrialState.PRUNED)
+    elif all(r.status in ("completed", "early_stopped") and r.best_val_acc is not None for r in group):
+        outcome = dict(values=sum(r.best_val_acc for r in group) / len(group))
+    else:
+        outcome = dict(state=optuna.trial.TrialState.FAIL)
+    try:
+        study.tell(number, **outcome)
+    except RuntimeError as e:
+        # After the grid's last setting, GridSampler stops the optimize loop, which ask-and-tell does not run:
+        # Study.stop raises. Optuna has stored the outcome already (in a `finally`), so that is all it says.
+        if "Study.stop" not in str(e):
+            raise
+
+
+def trial_rows(store: RunStore, sweep_id: str) -> list[dict]:
+    """Every run of the sweep: its setting, seed, status and best validation accuracy (the CLI's --json)."""
+    spec = next((s for i, s, _ in open_sweeps(store) if i == sweep_id), None) or _spec(store, sweep_id)
+    varied = [s.name for s in spec.spaces]
+    return [{"trial": r.trial, "seed": r.config.seed, "config": {k: getattr(r.config, k) for k in varied},
+             "status": r.status, "best_val_acc": r.best_val_acc, "run_id": r.id} for r in sweep_runs(store, sweep_id)]
+
+
+def _spec(store: RunStore, sweep_id: str) -> SweepSpec:
+    with store._connect() as db:
+        row = db.execute("SELECT spec FROM sweeps WHERE id = ?", (sweep_id,)).fetchone()
+    if row is None:
+        raise ExplainedValueError("sweep_gone", sweep=sweep_id)
+    return SweepSpec.from_json(row["spec"])
+
+
+def is_done(store: RunStore, sweep_id: str) -> bool:
+    with store._connect() as db:
+        row = db.execute("SELECT status FROM sweeps WHERE id = ?", (sweep_id,)).fetchone()
+    return row is not None and row["status"] == "done"
+
+
+# --- in the worker: pruning ----------------------------------------------------------------------------------------
+class TrialReporter(Callback):
+    """Reports each epoch's validation accuracy of a setting's first seed to its Optuna trial; when the pruner
+    says stop, asks the run to stop and marks it pruned."""
+
+    critical = False
+
+    def __init__(self, store: RunStore, run: Run):
+        self.store, self.run = store, run
+        self.spec = _spec(store, run.sweep)
+        self.pruned = False
+
+    def on_epoch(self, e: EpochMetrics) -> None:
+        if e.val_acc is None or self.pruned:
+            return
+        import optuna  # deferred: as in _storage
+        study = _study(self.store, self.run.sweep, self.spec)
+        trial = optuna.trial.Trial(study, study._storage.get_trial_id_from_study_id_trial_number(
+            study._study_id, self.run.trial))
+        trial.report(e.val_acc, e.epoch)
+        if trial.should_prune():
+            self.pruned = True
+            self.store.log(self.run.id, f"pruned after epoch {e.epoch}: validation accuracy {e.val_acc:.4f} is "
+                                        "below the median of the other settings at this epoch")
+            self.store.request(self.run.id, "stop")
+
+    @staticmethod
+    def wanted(store: RunStore, run: Run) -> bool:
+        """Whether run reports to a pruner: the first seed of a setting of a sweep that prunes."""
+        return bool(run.sweep) and run.trial_seed == 0 and _spec(store, run.sweep).prune

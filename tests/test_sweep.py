@@ -1,0 +1,83 @@
+"""Sweeps with Optuna (ask-and-tell): settings to vary, a grid with a seed group per setting from the command
+line (JSON), pruning of a bad setting after its first epoch, and a sweep carried on from its stored study."""
+from __future__ import annotations
+
+import json
+
+import optuna
+import pytest
+
+from core.config import TrainConfig
+from core.messages import ExplainedValueError
+from core.runs import sweep as sweeps
+from core.runs.store import RunStore
+from tests.helpers import cli
+
+TINY = ["--network", "mlp", "--hidden", "32", "--epochs", "1"]
+
+
+def test_settings_to_vary_are_lists_or_ranges_and_bad_ones_are_explained():
+    assert sweeps.parse_space("learning_rate=0.1,0.01") == sweeps.Space("learning_rate", (0.1, 0.01))
+    assert sweeps.parse_space("learning-rate=1e-4:1e-1:log") == sweeps.Space("learning_rate", low=1e-4, high=0.1, log=True)
+    assert sweeps.parse_space("hidden=64,64;128").values == ((64, 64), (128,))
+    assert sweeps.parse_space("optimizer=adam,sgd").values == ("adam", "sgd")
+    for bad, words in (("learning_rate", "name=a,b,c"), ("seed=1,2", "cannot be varied"), ("learning_rate=0.1:0.01", "low below high"),
+                       ("batch_size=64,x", "batch_size")):
+        with pytest.raises(ExplainedValueError, match=words):
+            sweeps.parse_space(bad)
+    spec = sweeps.SweepSpec(TrainConfig(), (sweeps.parse_space("learning_rate=1e-3:1e-1"),), "grid")
+    assert any(m.key == "sweep_grid_needs_lists" for m in spec.errors())
+    assert any(m.key == "sweep_needs_validation"
+               for m in sweeps.SweepSpec(TrainConfig(val_fraction=0.0), spec.spaces, "random", 3).errors())
+    assert sweeps.SweepSpec(TrainConfig(), (sweeps.parse_space("learning_rate=0.1,0.2,0.3"),
+                                            sweeps.parse_space("batch_size=32,64")), "grid").planned_trials == 6
+
+
+def test_a_grid_with_two_seeds_per_setting_runs_from_the_command_line_and_prints_json(tmp_path, small_mnist):
+    store_dir = tmp_path / "store"
+    p = cli("core.sweep", *TINY, "--grid", "learning_rate=0.1,0.01", "--seeds", "2", "--data-dir", str(small_mnist),
+            "--store", str(store_dir), "--json", timeout=600)
+    assert p.returncode == 0, p.stderr
+    out = json.loads(p.stdout)
+    trials = out["trials"]
+    assert len(trials) == 4 and {t["status"] for t in trials} == {"completed"}
+    assert sorted((t["config"]["learning_rate"], t["seed"]) for t in trials) == [(0.01, 42), (0.01, 43), (0.1, 42), (0.1, 43)]
+    assert all(0 < t["best_val_acc"] <= 1 for t in trials)
+    study = optuna.load_study(study_name=out["sweep"], storage=f"sqlite:///{store_dir / 'sweeps.sqlite'}")
+    values = sorted(t.value for t in study.trials)
+    by_lr = {}
+    for t in trials:
+        by_lr.setdefault(t["config"]["learning_rate"], []).append(t["best_val_acc"])
+    assert values == pytest.approx(sorted(sum(v) / 2 for v in by_lr.values())), "Optuna is told each seed group's mean"
+    runs = RunStore(store_dir).list_runs()
+    assert {r.source for r in runs} == {"sweep"} and {r.sweep for r in runs} == {out["sweep"]}
+
+
+def test_a_setting_far_below_the_others_is_pruned_after_an_epoch(tmp_path, small_mnist):
+    store_dir = tmp_path / "store"
+    p = cli("core.sweep", "--network", "mlp", "--hidden", "32", "--epochs", "3", "--data-dir", str(small_mnist),
+            "--grid", "learning_rate=0.1,0.05,0.000001,0.000002", "--prune", "--store", str(store_dir), "--json",
+            timeout=600)
+    assert p.returncode == 0, p.stderr
+    out = json.loads(p.stdout)
+    pruned = [t for t in out["trials"] if t["status"] == "pruned"]
+    assert pruned and all(t["config"]["learning_rate"] < 1e-5 for t in pruned)
+    store = RunStore(store_dir)
+    assert all(len(store.epochs(t["run_id"])) < 3 for t in pruned), "pruned before its last epoch"
+    study = optuna.load_study(study_name=out["sweep"], storage=f"sqlite:///{store_dir / 'sweeps.sqlite'}")
+    assert sum(t.state == optuna.trial.TrialState.PRUNED for t in study.trials) == len(pruned)
+
+
+def test_a_sweep_carries_on_from_its_stored_study_after_a_restart(tmp_path, small_mnist):
+    """Created, then the process that made it is gone: a later process (an app server, or --resume) asks
+    Optuna for the next settings from the stored study and finishes it."""
+    store = RunStore(tmp_path / "store")
+    spec = sweeps.SweepSpec(TrainConfig(network="mlp", hidden=(32,), epochs=1, data_dir=str(small_mnist)),
+                            (sweeps.parse_space("learning_rate=1e-3:1e-1:log"),), "tpe", trials=3, seeds=1)
+    sweep_id = sweeps.create(store, spec, submitter="ann")
+    assert len(store.list_runs()) == 1, "TPE asks one setting per slot, learning from the finished ones"
+    p = cli("core.sweep", "--resume", sweep_id, "--store", str(store.root), "--json", timeout=600)
+    assert p.returncode == 0, p.stderr
+    trials = json.loads(p.stdout)["trials"]
+    assert [t["trial"] for t in trials] == [0, 1, 2] and {t["status"] for t in trials} == {"completed"}
+    assert len({t["config"]["learning_rate"] for t in trials}) == 3
