@@ -8,6 +8,7 @@ from ui.config_form import ConfigForm, config_from_url, layer_table, replace_con
 from ui.i18n import t
 from ui.network_view import network_diagram, shape_buttons
 from ui.schedule_view import schedule_chart
+from ui.sweep_view import sweep_form
 from ui.session import get_config, get_store, set_config
 from ui.text import URL_VALUE_MAX, literal
 from ui.train_view import start_button
@@ -76,6 +77,9 @@ with st.expander(t("configure.advanced_header")):
             set_config(config.with_(lr_changes=()))
             st.rerun()
 
+with st.expander("🔍 " + t("sweep.header")):
+    sweep_section = st.container()  # filled below, with the valid config
+
 config, errors = form.result()
 if errors:
     st.error(t("configure.n_errors", n=len(errors)))
@@ -90,6 +94,8 @@ with numbers:
     schedule_chart(config)  # of the valid config: the schedule the run would follow
 if start_button(get_store(), config, disabled_by=bool(errors), key="configure_start"):
     st.switch_page("app_pages/train.py")
+with sweep_section:
+    sweep_form(get_store(), config)
 
 # --- The network as a picture -------------------------------------------------------------------------------
 table = layer_table(config.network, config.hidden)

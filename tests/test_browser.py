@@ -56,14 +56,14 @@ def test_a_deep_link_that_is_a_fresh_servers_first_request_opens_inside_the_fram
         page.goto(fresh.url + "/runs?lang=zh")
         expect(page.get_by_role("heading", name="运行记录")).to_be_visible(timeout=60_000)
         sidebar = page.locator('[data-testid="stSidebar"]')
-        expect(sidebar.locator('[data-testid="stPageLink"]')).to_have_count(8)
+        expect(sidebar.locator('[data-testid="stPageLink"]')).to_have_count(9)
         expect(sidebar.get_by_text("没有正在训练的运行")).to_be_visible()
         assert "Page not found" not in page.inner_text("body")
         nav(page, "训练")
         expect(page.get_by_role("button", name="开始训练")).to_be_visible(timeout=30_000)
         for url in ("/train", "/evaluate", "/"):  # every page by its own URL; the root opens Train at /train
             page.goto(fresh.url + url)
-            expect(page.locator('[data-testid="stSidebar"] [data-testid="stPageLink"]')).to_have_count(8)
+            expect(page.locator('[data-testid="stSidebar"] [data-testid="stPageLink"]')).to_have_count(9)
             page.wait_for_timeout(500)
             assert "Page not found" not in page.inner_text("body"), url
         expect(page.get_by_role("button", name="Start training")).to_be_visible(timeout=30_000)

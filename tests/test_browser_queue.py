@@ -50,3 +50,42 @@ def test_two_people_press_start_at_once_on_two_servers_of_one_store_and_both_run
     finally:
         for s in servers:
             s.stop()
+
+
+def test_a_sweep_configured_in_the_browser_runs_and_shows_linked_parallel_coordinates_and_seed_bands(tmp_path):
+    """Four MLP settings (1 epoch, 2 seeds each) configured on Configure's Sweep section; the Sweeps page shows
+    them finished, the parallel coordinates, curves with seed bands, and a range that takes one setting out."""
+    srv = start_server(tmp_path / "store")
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    try:
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            page = browser.new_page(viewport={"width": 1400, "height": 1100})
+            page.goto(srv.url + "/configure?network=mlp&hidden=32&epochs=1")
+            expect(page.get_by_text("Configuration is valid")).to_be_visible(timeout=60_000)
+            page.get_by_text("Sweep: try several settings").click()
+            values = page.get_by_role("textbox", name="Values of Learning rate")
+            values.fill("0.1,0.05,0.02,0.01")
+            values.press("Enter")
+            seeds = page.get_by_role("spinbutton", name="Seeds per setting")
+            seeds.fill("2")
+            seeds.press("Enter")
+            page.wait_for_timeout(1000)
+            page.get_by_role("button", name="🔍 Start sweep").click()
+            expect(page.get_by_role("heading", name="Sweeps")).to_be_visible(timeout=60_000)
+            expect(page.get_by_text("4 of 4 settings done (2 seed(s) each)")).to_be_visible(timeout=300_000)
+            expect(page.locator(".js-plotly-plot .parcoords").first).to_be_attached(timeout=30_000)
+            expect(page.get_by_text("Curves of 4 of 4 settings")).to_be_visible(timeout=30_000)
+            bands = page.locator('[data-testid="stPlotlyChart"]').nth(1).locator("path.js-fill")
+            assert bands.count() >= 4, "a mean ± std band per setting"
+            shot(page, "sweep-1-finished")
+            low = page.locator('[data-testid="stSlider"]').first.get_by_role("slider").first
+            low.focus()
+            low.press("ArrowRight")  # the lowest learning rate, 0.01, is now outside the range
+            expect(page.get_by_text("Curves of 3 of 4 settings")).to_be_visible(timeout=30_000)
+            shot(page, "sweep-2-range-chosen")
+            browser.close()
+        runs = RunStore(tmp_path / "store").list_runs()
+        assert len(runs) == 8 and {r.status for r in runs} == {"completed"} and {r.source for r in runs} == {"sweep"}
+    finally:
+        srv.stop()

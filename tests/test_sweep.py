@@ -81,3 +81,27 @@ def test_a_sweep_carries_on_from_its_stored_study_after_a_restart(tmp_path, smal
     trials = json.loads(p.stdout)["trials"]
     assert [t["trial"] for t in trials] == [0, 1, 2] and {t["status"] for t in trials} == {"completed"}
     assert len({t["config"]["learning_rate"] for t in trials}) == 3
+
+
+def test_the_sweeps_page_shows_settings_best_first_with_their_seed_spread_and_promotes_the_best(store, small_mnist):
+    """A finished sweep (trained here), then the page: progress, the table with ⭐ on the best, the linked
+    charts, and Promote queueing the best setting with more epochs."""
+    from core.runs import launcher
+    from tests.apptest import page
+    from tests.helpers import wait_for
+    spec = sweeps.SweepSpec(TrainConfig(network="mlp", hidden=(32,), epochs=1, data_dir=str(small_mnist)),
+                            (sweeps.parse_space("learning_rate=0.1,0.000001"),), "grid", seeds=2)
+    sweep_id = sweeps.create(store, spec, submitter="ann")
+    dispatcher = launcher.dispatcher_for(store)
+    wait_for(lambda: dispatcher.tick() is not None and sweeps.is_done(store, sweep_id), timeout=300, what="the sweep")
+    at = page("sweeps")
+    assert not at.exception, [e.value for e in at.exception]
+    (bar,) = at.get("progress")
+    assert bar.value == 100 and "2 of 2 settings done (2 seed(s) each) · completed 2" in bar.proto.text
+    table = at.table[0].value
+    assert list(table.index)[0].startswith("⭐") and "learning_rate = 0.1" in table.iloc[0, 0]
+    assert table.iloc[0]["seeds done"] == "2/2" and "–" in table.iloc[0]["seeds: min – max"]
+    assert len(at.get("plotly_chart")) == 2  # parallel coordinates + curves
+    next(b for b in at.button if b.label.startswith("🏆")).click().run()
+    promoted = next(r for r in store.list_runs() if r.source == "dashboard")
+    assert promoted.config.learning_rate == 0.1 and promoted.config.epochs == 3 and promoted.config.seed == 42

@@ -22,6 +22,7 @@ PAGES = [
     ("app_pages/evaluate.py", "📊", "evaluate"),
     ("app_pages/draw.py", "✏️", "draw"),
     ("app_pages/compare.py", "⚖️", "compare"),
+    ("app_pages/sweeps.py", "🔍", "sweeps"),
     ("app_pages/weights.py", "📈", "weights"),
     ("app_pages/runs.py", "🗂️", "runs"),
 ]

@@ -22,7 +22,7 @@ from core.runs.store import RunStore
 from core.training.events import Callback, EpochMetrics
 
 __all__ = ["Space", "SweepSpec", "parse_space", "create", "advance_all", "advance", "trial_rows", "TrialReporter",
-           "SAMPLERS", "SOURCE"]
+           "SAMPLERS", "SOURCE", "Setting", "SweepInfo", "list_sweeps", "settings"]
 
 SOURCE = "sweep"
 SAMPLERS = ("grid", "random", "tpe")
@@ -346,3 +346,64 @@ class TrialReporter(Callback):
     def wanted(store: RunStore, run: Run) -> bool:
         """Whether run reports to a pruner: the first seed of a setting of a sweep that prunes."""
         return bool(run.sweep) and run.trial_seed == 0 and _spec(store, run.sweep).prune
+
+
+# --- what a sweep page shows -------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Setting:
+    """One setting of a sweep (an Optuna trial) and its seed group."""
+    trial: int
+    values: dict[str, Any]         # the varied settings
+    runs: tuple[Run, ...]          # one per seed
+    state: str                     # queued | running | completed | pruned | failed (the group's, as a whole)
+    accuracies: tuple[float, ...]  # best validation accuracy of each finished seed
+
+    @property
+    def mean(self) -> float | None:
+        return sum(self.accuracies) / len(self.accuracies) if self.accuracies else None
+
+    @property
+    def spread(self) -> tuple[float, float, float] | None:
+        """(min, max, std) of the seeds' best validation accuracy."""
+        if not self.accuracies:
+            return None
+        m = self.mean
+        std = math.sqrt(sum((a - m) ** 2 for a in self.accuracies) / len(self.accuracies))
+        return min(self.accuracies), max(self.accuracies), std
+
+
+@dataclass(frozen=True)
+class SweepInfo:
+    id: str
+    name: str
+    spec: SweepSpec
+    submitter: str
+    created: float
+    status: str                    # open | done
+
+
+def list_sweeps(store: RunStore) -> list[SweepInfo]:
+    """Every sweep of the store, newest first."""
+    with store._connect() as db:
+        db.executescript(SCHEMA)
+        rows = db.execute("SELECT * FROM sweeps ORDER BY created DESC").fetchall()
+    return [SweepInfo(r["id"], r["name"], SweepSpec.from_json(r["spec"]), r["submitter"], r["created"], r["status"])
+            for r in rows]
+
+
+def settings(store: RunStore, info: SweepInfo) -> list[Setting]:
+    """The sweep's settings, best first (by the seeds' mean best validation accuracy; unfinished last)."""
+    groups: dict[int, list[Run]] = {}
+    for r in sweep_runs(store, info.id):
+        groups.setdefault(r.trial, []).append(r)
+    varied = [s.name for s in info.spec.spaces]
+    out = []
+    for trial, runs in groups.items():
+        statuses = {r.status for r in runs}
+        state = ("pruned" if "pruned" in statuses else "running" if statuses & set(ACTIVE)
+                 else "queued" if QUEUED in statuses else "completed" if statuses <= {"completed", "early_stopped"}
+                 else "failed")
+        accs = tuple(r.best_val_acc for r in runs if r.status in ("completed", "early_stopped")
+                     and r.best_val_acc is not None)
+        out.append(Setting(trial, {k: getattr(runs[0].config, k) for k in varied}, tuple(runs), state, accs))
+    return sorted(out, key=lambda s: (s.mean is None, -(s.mean or 0.0), s.trial))

@@ -1,0 +1,192 @@
+"""Sweeps in the browser: the Configure page's Sweep section, and the Sweeps page's pieces (progress, the
+settings table, parallel coordinates linked to the curves, seed bands, Promote)."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+import streamlit as st
+
+from core.config import TrainConfig, field_text
+from core.messages import Explained
+from core.runs import launcher
+from core.runs import sweep as sweeps
+from core.runs.store import RunStore
+from ui.charts import EPOCH_AXIS, RUN_COLOURS
+from ui.i18n import say, t
+from ui.present import for_room
+from ui.text import literal
+
+__all__ = ["sweep_form", "progress", "settings_table", "linked_views", "promote", "SWEEP_CHOSEN"]
+
+SWEEP_CHOSEN = "sweep_id"
+
+
+def _default_values(config: TrainConfig, name: str) -> str:
+    """A starting point for a field's values: around the current setting."""
+    v = getattr(config, name)
+    if name == "learning_rate":
+        return f"{v / 10:g}:{min(v * 10, 10):g}:log"
+    if isinstance(v, bool):
+        return "true,false"
+    if isinstance(v, (int, float)) and not isinstance(v, bool):
+        return f"{field_text(name, v)},{field_text(name, v * 2 if isinstance(v, int) else v / 2)}"
+    return field_text(name, v)
+
+
+def sweep_form(store: RunStore, config: TrainConfig) -> None:
+    """Choose the settings to vary and how; Start sweep queues its first settings and opens the Sweeps page."""
+    st.caption(t("sweep.explain"))
+    names = st.multiselect(t("sweep.vary"), sweeps.SWEEPABLE, default=["learning_rate"], key="sweep_vary",
+                           format_func=lambda n: t(f"configure.f_{n}"))
+    texts = {n: st.text_input(t("sweep.values", name=t(f"configure.f_{n}")), value=_default_values(config, n),
+                              key=f"sweep_values_{n}", help=t("sweep.values_help")) for n in names}
+    a, b, c, d = st.columns(4)
+    sampler = a.selectbox(t("sweep.sampler"), sweeps.SAMPLERS, key="sweep_sampler",
+                          format_func=lambda s: t(f"sweep.sampler_{s}"))
+    trials = b.number_input(t("sweep.trials"), 0, sweeps.MAX_TRIALS, 0 if sampler == "grid" else 8, key="sweep_trials",
+                            help=t("sweep.trials_help"))
+    seeds = c.number_input(t("sweep.seeds"), 1, sweeps.MAX_SEEDS, 1, key="sweep_seeds", help=t("sweep.seeds_help"))
+    prune = d.checkbox(t("sweep.prune"), key="sweep_prune", help=t("sweep.prune_help"))
+    name = st.text_input(t("sweep.name"), key="sweep_name", max_chars=60)
+    if st.button("🔍 " + t("sweep.start"), key="sweep_start", type="primary"):
+        try:
+            spec = sweeps.SweepSpec(config, tuple(sweeps.parse_space(f"{n}={v}") for n, v in texts.items()),
+                                    sampler, int(trials), int(seeds), prune, name.strip())
+            sweep_id = sweeps.create(store, spec, submitter="dashboard")
+        except Explained as e:
+            st.error(say(e))
+            return
+        launcher.dispatcher_for(store).tick()
+        st.session_state[SWEEP_CHOSEN] = sweep_id
+        st.switch_page("app_pages/sweeps.py")
+
+
+def progress(info: sweeps.SweepInfo, found: list[sweeps.Setting]) -> None:
+    counts = {s: sum(x.state == s for x in found) for s in ("completed", "running", "queued", "pruned", "failed")}
+    planned = info.spec.planned_trials
+    done = counts["completed"] + counts["pruned"] + counts["failed"]
+    st.progress(done / planned if planned else 0.0,
+                text=t("sweep.progress", done=done, planned=planned, seeds=info.spec.seeds, **counts))
+
+
+def _values_text(values: dict) -> str:
+    return ", ".join(f"{k} = {field_text(k, v)}" for k, v in values.items())
+
+
+def settings_table(found: list[sweeps.Setting]) -> None:
+    """Every setting, best first: its values, state, the seeds' mean, min, max and spread."""
+    rows = []
+    for i, s in enumerate(found):
+        spread = s.spread
+        rows.append({
+            t("sweep.col_rank"): ("⭐ " if i == 0 and s.mean is not None else "") + f"#{s.trial}",
+            t("sweep.col_setting"): _values_text(s.values), t("sweep.col_state"): t(f"status.{s.state}"),
+            t("sweep.col_mean"): f"{s.mean:.2%}" if s.mean is not None else "–",
+            t("sweep.col_min_max"): f"{spread[0]:.2%} – {spread[1]:.2%}" if spread else "–",
+            t("sweep.col_std"): f"{spread[2] * 100:.2f}" if spread else "–",
+            t("sweep.col_seeds"): f"{len(s.accuracies)}/{len(s.runs)}"})
+    st.table(pd.DataFrame(rows).set_index(t("sweep.col_rank")))
+
+
+def _numeric(values: list) -> bool:
+    return all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values)
+
+
+def _selection(info: sweeps.SweepInfo, found: list[sweeps.Setting]) -> dict[str, tuple]:
+    """A range (numbers) or a set (choices) per varied setting, chosen with widgets under the chart."""
+    chosen, cols = {}, st.columns(max(len(info.spec.spaces), 1))
+    for col, space in zip(cols, info.spec.spaces):
+        values = [s.values[space.name] for s in found]
+        label = t("sweep.select", name=t(f"configure.f_{space.name}"))
+        if _numeric(values) and len(set(values)) > 1:
+            lo, hi = float(min(values)), float(max(values))
+            chosen[space.name] = col.slider(label, lo, hi, (lo, hi), key=f"sel_{info.id}_{space.name}",
+                                            format="%.4g")
+        else:
+            options = sorted({field_text(space.name, v) for v in values})
+            chosen[space.name] = tuple(col.multiselect(label, options, default=options,
+                                                       key=f"sel_{info.id}_{space.name}"))
+    return chosen
+
+
+def _kept(s: sweeps.Setting, chosen: dict[str, tuple]) -> bool:
+    for name, pick in chosen.items():
+        v = s.values[name]
+        if isinstance(pick, tuple) and len(pick) == 2 and all(isinstance(p, float) for p in pick) and _numeric([v]):
+            if not pick[0] - 1e-12 <= v <= pick[1] + 1e-12:
+                return False
+        elif field_text(name, v) not in pick:
+            return False
+    return True
+
+
+def _parcoords(info: sweeps.SweepInfo, found: list[sweeps.Setting], chosen: dict) -> go.Figure:
+    done = [s for s in found if s.mean is not None]
+    dims = []
+    for space in info.spec.spaces:
+        values = [s.values[space.name] for s in done]
+        if _numeric(values):
+            pick = chosen.get(space.name)
+            dims.append(dict(label=t(f"configure.f_{space.name}"), values=[float(v) for v in values],
+                             constraintrange=list(pick) if isinstance(pick, tuple) and len(pick) == 2
+                             and isinstance(pick[0], float) else None))
+        else:
+            labels = sorted({field_text(space.name, v) for v in values})
+            dims.append(dict(label=t(f"configure.f_{space.name}"), tickvals=list(range(len(labels))),
+                             ticktext=labels, values=[labels.index(field_text(space.name, v)) for v in values]))
+    dims.append(dict(label=t("sweep.col_mean"), values=[s.mean for s in done], tickformat=".1%"))
+    fig = go.Figure(go.Parcoords(line=dict(color=[s.mean for s in done], colorscale="Viridis", showscale=True),
+                                 dimensions=dims))
+    fig.update_layout(height=320, margin=dict(l=60, r=40, t=40, b=20))
+    return fig
+
+
+def _curves(store: RunStore, shown: list[sweeps.Setting], best: sweeps.Setting | None) -> go.Figure:
+    """Validation accuracy by epoch: each setting's seeds as mean ± std (a band), the best one thicker."""
+    fig = go.Figure()
+    for i, s in enumerate(shown):
+        per_run = [{m.epoch: m.val_acc for m in store.epochs(r.id) if m.val_acc is not None} for r in s.runs]
+        epochs = sorted(set().union(*per_run))
+        if not epochs:
+            continue
+        values = [[run[e] for run in per_run if e in run] for e in epochs]
+        mean = np.array([np.mean(v) for v in values])
+        std = np.array([np.std(v) for v in values])
+        colour = RUN_COLOURS[i % len(RUN_COLOURS)]
+        name = f"#{s.trial} " + _values_text(s.values)
+        if len(s.runs) > 1:
+            fig.add_trace(go.Scatter(x=epochs + epochs[::-1], y=list(mean + std) + list((mean - std)[::-1]),
+                                     fill="toself", fillcolor=colour, opacity=0.18, line=dict(width=0),
+                                     hoverinfo="skip", showlegend=False, legendgroup=name))
+        fig.add_trace(go.Scatter(x=epochs, y=mean, mode="lines+markers", name=name, legendgroup=name,
+                                 line=dict(color=colour, width=5 if best is not None and s.trial == best.trial else 2)))
+    fig.update_layout(height=380, xaxis=dict(EPOCH_AXIS, title=t("sweep.epoch")),
+                      yaxis=dict(title=t("sweep.val_acc"), tickformat=".0%"), margin=dict(l=10, r=10, t=10, b=10))
+    return fig
+
+
+def linked_views(store: RunStore, info: sweeps.SweepInfo, found: list[sweeps.Setting]) -> None:
+    """Parallel coordinates of the finished settings and their curves, both following the ranges chosen
+    under the chart (a setting outside any range is left out of the curves and dimmed on the axes)."""
+    best = next((s for s in found if s.mean is not None), None)
+    chart = st.container()
+    chosen = _selection(info, found)
+    chart.plotly_chart(for_room(_parcoords(info, found, chosen)), width="stretch", key=f"parcoords_{info.id}")
+    shown = [s for s in found if _kept(s, chosen)]
+    st.caption(t("sweep.shown", n=len(shown), total=len(found), seeds=info.spec.seeds))
+    st.plotly_chart(for_room(_curves(store, shown, best)), width="stretch", key=f"sweep_curves_{info.id}")
+
+
+def promote(store: RunStore, info: sweeps.SweepInfo, found: list[sweeps.Setting]) -> None:
+    """Re-run the best setting with more epochs (a normal queued run)."""
+    best = next((s for s in found if s.mean is not None), None)
+    if best is None:
+        return
+    epochs = st.number_input(t("sweep.promote_epochs"), 1, 1000, info.spec.base.epochs * 3, key=f"promote_{info.id}")
+    if st.button("🏆 " + t("sweep.promote", setting=_values_text(best.values)), key=f"promote_btn_{info.id}"):
+        config = info.spec.base.with_(**best.values, epochs=int(epochs))
+        run_id = launcher.start(store, config, name=t("sweep.promoted_name", name=info.name)[:80])
+        st.session_state["run_id"] = run_id
+        st.switch_page("app_pages/train.py")
+    st.caption(t("sweep.promote_help", name=literal(info.name)))
