@@ -11,7 +11,7 @@ from ui.charts import EPOCH_AXIS, LEGEND_ON_TOP, RUN_COLOURS, facet_titles_witho
 from ui.format import readable, run_label
 from ui.i18n import say, status_word, t
 from ui.session import get_store
-from ui.text import literal, plot_text
+from ui.text import plot_text
 from ui.present import for_room
 
 st.title("⚖️ " + t("compare.title"))

@@ -12,7 +12,6 @@ from ui.charts import DIGITS, digit_axis
 from ui.i18n import say, t
 from ui.runs import pick_trained_run
 from ui.inside import render_inside
-from ui.text import literal
 from ui.present import for_room
 from ui.draw_target import drawing_target
 from ui.export_view import LAST_DRAWING

@@ -13,7 +13,6 @@ from ui.i18n import say, t
 from ui.runs import pick_trained_run
 from ui.session import check_user_path, split_arrays
 from ui.inside import render_inside
-from ui.text import literal
 
 st.title("📊 " + t("nav.evaluate"))
 run = pick_trained_run(t("evaluate.run"), key="eval_run")

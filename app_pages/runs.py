@@ -13,7 +13,6 @@ from ui.queue_view import queue_panel
 from ui.format import fmt_duration, readable, run_label
 from ui.i18n import label, say, status_word, t
 from ui.session import get_store
-from ui.text import literal
 
 st.title("🗂️ " + t("nav.runs"))
 store = get_store()

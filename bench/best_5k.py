@@ -8,20 +8,17 @@ Training time is the run's own (from the run store: time spent in steps and vali
 start or graph compilation), so that it is the figure the Train page shows; wall time is printed beside it.
 Run it on an otherwise idle machine: the runs take ~1 minute each."""
 import argparse
-import json
-import os
-import platform
 import re
 import subprocess
 import sys
 import tempfile
 import time
-from importlib.metadata import version
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench.record import save, stamp  # noqa: E402
 from core.config import TrainConfig, field_text  # noqa: E402
 from core.presets import PRESETS  # noqa: E402
 from core.runs.store import RunStore  # noqa: E402
@@ -87,13 +84,7 @@ def main(argv=None) -> int:
             rows.append(row)
             print(f"{name:36s} seed {seed:>3}  test {row['test_accuracy']:.2%}  training {row['training_s']:5.1f} s  "
                   f"(wall {row['wall_s']:.0f} s)", flush=True)
-    record = {"date": time.strftime("%Y-%m-%d %H:%M %Z"), "python": platform.python_version(),
-              "mindspore": version("mindspore"), "machine": f"{platform.machine()}, {os.cpu_count()} cores",
-              "preset": " ".join(flags(BEST)), "rows": rows}
-    out = ROOT / "bench" / "results" / "best_5k.json"
-    out.parent.mkdir(exist_ok=True)
-    out.write_text(json.dumps(record, indent=1))
-    print(f"recorded in {out.relative_to(ROOT)}")
+    save("best_5k", {**stamp(), "preset": " ".join(flags(BEST)), "rows": rows})
     return 0
 
 

@@ -9,13 +9,9 @@ The person is synthetic, and says so: each digit drawn as the same pen strokes (
 STROKES; leaning 20°), jittered per drawing (lean, size, position, a wobble of every point, pen width),
 rendered on a 280×280 canvas and read by the Draw page's own to_mnist. No human handwriting is stored in the project; a person's own drawings are what the Draw page keeps."""
 import argparse
-import json
-import os
-import platform
 import sys
 import tempfile
 import time
-from importlib.metadata import version
 from pathlib import Path
 
 import numpy as np
@@ -24,6 +20,7 @@ from PIL import Image, ImageDraw
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench.record import save, stamp  # noqa: E402
 from core.runtime import prepare_process  # noqa: E402
 
 SLANT, PEN = 20, (10, 17)  # degrees of lean (±8 per drawing) and pen width range, in canvas pixels
@@ -112,14 +109,9 @@ def main(argv=None) -> int:
               f"({r['change_points']:+.2f} points)")
     print(f"base training {base_s:.0f} s wall; fine-tune {tune_s:.0f} s wall ({made.copies} copies of each drawing, "
           f"{made.config.epochs} epochs, learning rate {made.config.learning_rate:g} cosine)")
-    record = {"date": time.strftime("%Y-%m-%d %H:%M %Z"), "python": platform.python_version(),
-              "mindspore": version("mindspore"), "machine": f"{platform.machine()}, {os.cpu_count()} cores",
-              "seed": args.seed, "copies": made.copies, "fine_tune_epochs": made.config.epochs,
-              "fine_tune_lr": made.config.learning_rate, "base_wall_s": round(base_s, 1),
-              "fine_tune_wall_s": round(tune_s, 1), "rows": rows}
-    out = ROOT / "bench" / "results" / "finetune_cost.json"
-    out.write_text(json.dumps(record, indent=1))
-    print(f"recorded in {out.relative_to(ROOT)}")
+    save("finetune_cost", {**stamp(), "seed": args.seed, "copies": made.copies, "fine_tune_epochs": made.config.epochs,
+                            "fine_tune_lr": made.config.learning_rate, "base_wall_s": round(base_s, 1),
+                            "fine_tune_wall_s": round(tune_s, 1), "rows": rows})
     return 0
 
 

@@ -9,19 +9,17 @@
 
 Records bench/results/queue.json (date, versions, machine)."""
 import argparse
-import json
 import os
-import platform
 import subprocess
 import sys
 import tempfile
 import time
-from importlib.metadata import version
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench.record import save, stamp  # noqa: E402
 from core.config import TrainConfig  # noqa: E402
 from core.runs import launcher  # noqa: E402
 from core.runs.queue import RunQueue  # noqa: E402
@@ -83,13 +81,8 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeats", type=int, default=3)
     args = ap.parse_args(argv)
-    record = {"date": time.strftime("%Y-%m-%d %H:%M %Z"), "python": platform.python_version(),
-              "mindspore": version("mindspore"), "machine": f"{platform.machine()}, {os.cpu_count()} cores",
-              "slots": RunQueue(RunStore(Path(tempfile.mkdtemp()))).slots,
-              "latency": latency(args.repeats), "ten_submitters": ten_submitters()}
-    out = ROOT / "bench" / "results" / "queue.json"
-    out.write_text(json.dumps(record, indent=1))
-    print(f"recorded in {out.relative_to(ROOT)}")
+    save("queue", {**stamp(), "slots": RunQueue(RunStore(Path(tempfile.mkdtemp()))).slots,
+                   "latency": latency(args.repeats), "ten_submitters": ten_submitters()})
     return 0
 
 

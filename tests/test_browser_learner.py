@@ -10,7 +10,7 @@ from core.app import model_service
 from core.runs.handwriting import HandwritingSet
 from core.runs.store import RunStore
 from tests.server import CHROMIUM, CHROMIUM_ARGS, require_chromium, start_server
-from tests.test_browser import SHOTS, nav, shot
+from tests.test_browser import SHOTS, shot
 
 require_chromium(pytest)
 
