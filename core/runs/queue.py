@@ -1,7 +1,8 @@
 """One queue for everything that trains: runs wait as `queued` and take a slot when one frees.
 
 Slots: how many runs train at once on this host (STUDIO_SLOTS, default 1: on the 2-core machine one run
-already uses both cores); a data-parallel run takes one slot per worker.
+already uses both cores); a data-parallel run takes one slot per worker, or every slot when it has more workers
+than the host has slots.
 
 Order (fairness between people): runs moved to the front go first (the last moved first); then the
 submitters take turns — the one whose last run started longest ago (or never) goes next, each person's own
@@ -20,7 +21,7 @@ import time
 from dataclasses import dataclass
 
 from core.config import TrainConfig
-from core.messages import ExplainedValueError, Message
+from core.messages import Message
 from core.runs.rows import ACTIVE, QUEUED, Run
 from core.runs.store import RunStore
 
@@ -79,9 +80,7 @@ class RunQueue:
                waiter_pid: int | None = None) -> str:
         """Queue a run (never refused for being busy); returns its id. waiter_pid: a process that will train
         it itself when it may start (the command line); otherwise a dispatcher starts a worker for it."""
-        needed = max(config.workers, 1)
-        if needed > self.slots:
-            raise ExplainedValueError("needs_more_slots", workers=needed, slots=self.slots, env=SLOTS_ENV)
+        needed = min(max(config.workers, 1), self.slots)  # more workers than slots: it takes the whole host
         run_id = self.store.create_run(config, name=name, source=source, status=QUEUED, exclusive=False,
                                        submitter=submitter or "", queue_order=time.time(), waiter_pid=waiter_pid,
                                        slots=needed)  # one insert: a dispatcher never sees it half made
