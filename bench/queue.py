@@ -22,7 +22,7 @@ sys.path.insert(0, str(ROOT))
 from bench.record import save, stamp  # noqa: E402
 from core.config import TrainConfig  # noqa: E402
 from core.runs import launcher  # noqa: E402
-from core.runs.queue import RunQueue  # noqa: E402
+from core.runs.run_queue import RunQueue  # noqa: E402
 from core.runs.store import RunStore  # noqa: E402
 
 TINY = TrainConfig(network="mlp", hidden=(32,), epochs=1)

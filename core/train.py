@@ -22,7 +22,7 @@ from core.data.idx import DataError
 from core.runs.cluster import ClusterSpec
 from core.runs import launcher
 from core.runs.dispatcher import TICK_S
-from core.runs.queue import RunQueue
+from core.runs.run_queue import RunQueue
 from core.runs.rows import FINISHED, QUEUED
 from core.runs.store import RunBusy, RunStore
 from core.runtime import prepare_process

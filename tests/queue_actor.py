@@ -12,7 +12,7 @@ import time
 
 from core.config import TrainConfig
 from core.runs.dispatcher import Dispatcher
-from core.runs.queue import RunQueue
+from core.runs.run_queue import RunQueue
 from core.runs.store import RunStore
 
 

@@ -13,7 +13,7 @@ import pytest
 from core import PROJECT_ROOT
 from core.config import TrainConfig
 from core.runs.dispatcher import LEASE_S, Dispatcher
-from core.runs.queue import RunQueue, dispatch_order
+from core.runs.run_queue import RunQueue, dispatch_order
 from core.runs.rows import Run
 from tests.helpers import cli, wait_for
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core.runs.queue import RunQueue
+from core.runs.run_queue import RunQueue
 from core.runs.store import RunStore
 from ui.format import fmt_duration
 from ui.i18n import t

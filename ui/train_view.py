@@ -11,7 +11,7 @@ from core.config import TrainConfig
 from core.runs import launcher
 from core.runs.cluster import log_tail, rank_log, rank_log_dir
 from core.runs.rows import RESUMABLE, Run
-from core.runs.queue import RunQueue
+from core.runs.run_queue import RunQueue
 from core.runs.store import RunStore
 from ui.curves import CurveOptions, History, curves, downsampling_note, read_history
 from ui.format import STATUS_ICONS, fmt_duration

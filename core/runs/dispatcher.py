@@ -15,7 +15,7 @@ from typing import Callable
 
 from core.runs import sweep
 from core.runs.processes import pid_alive
-from core.runs.queue import RunQueue
+from core.runs.run_queue import RunQueue
 from core.runs.rows import Run
 from core.runs.store import RunStore
 

@@ -15,7 +15,7 @@ from core.messages import Message
 from core.runs.processes import pid_alive
 from core.runs.rows import RequestNotice
 from core.runs.dispatcher import Dispatcher
-from core.runs.queue import RunQueue
+from core.runs.run_queue import RunQueue
 from core.runs.store import RunStore
 
 STOP_GRACE_S = 5.0  # a stop request is honoured between steps; after this the process is terminated
@@ -49,7 +49,7 @@ def serve(store: RunStore) -> None:
 def start(store: RunStore, config: TrainConfig, name: str | None = None, source: str = "dashboard",
           submitter: str = "") -> str:
     """Queue a run and start it now if a slot is free (and this process may dispatch); returns its id. Never
-    refused for being busy: it waits its turn (core/runs/queue.py)."""
+    refused for being busy: it waits its turn (core/runs/run_queue.py)."""
     run_id = RunQueue(store).submit(config, name, source, submitter)
     dispatcher_for(store).tick()
     return run_id

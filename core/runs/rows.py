@@ -14,7 +14,7 @@ from core.messages import Message
 __all__ = ["ACTIVE", "FINISHED", "RESUMABLE", "RANK_ALIVE", "QUEUED", "Run", "RequestNotice", "StepRow", "LogLine", "RankRow"]
 
 ACTIVE = ("starting", "running", "paused")
-QUEUED = "queued"   # waiting for a slot (core/runs/queue.py); not active: it holds no slot and no process
+QUEUED = "queued"   # waiting for a slot (core/runs/run_queue.py); not active: it holds no slot and no process
 FINISHED = ("completed", "early_stopped", "stopped", "diverged", "failed", "interrupted", "cancelled", "pruned")
 RESUMABLE = ("stopped", "failed", "interrupted")  # with a checkpoint; diverged runs need a new learning rate
 RANK_ALIVE = ("starting", "training")             # a rank in these states should have a live process

@@ -27,7 +27,7 @@ from core.training.layer_stats import LayerStat
 __all__ = ["DATA_DIR_ENV", "RunBusy", "StoreError", "RunStore", "default_data_dir"]
 
 DATA_DIR_ENV = "STUDIO_DATA_DIR"
-MAX_ACTIVE_RUNS = 1  # for runs that bypass the queue (several hosts): one at a time; others queue (core/runs/queue.py)
+MAX_ACTIVE_RUNS = 1  # for runs that bypass the queue (several hosts): one at a time; others queue (core/runs/run_queue.py)
 HEARTBEAT_STALE_S = 60.0
 
 SCHEMA = """

@@ -16,7 +16,7 @@ from typing import Any
 
 from core.config import ConfigError, TrainConfig, parse_field
 from core.messages import ExplainedValueError, Message
-from core.runs.queue import RunQueue
+from core.runs.run_queue import RunQueue
 from core.runs.rows import ACTIVE, FINISHED, QUEUED, Run
 from core.runs.store import RunStore
 from core.training.events import Callback, EpochMetrics
