@@ -137,7 +137,7 @@ def main(argv: list[str] | None = None) -> int:
               "waiting command line starts it)")
         return 0
     print(f"run {run_id} in {store.root} (watch it live in the dashboard)")
-    if not _wait_for_turn(store, run_id):
+    if store.get(run_id).status == QUEUED and not _wait_for_turn(store, run_id):  # several hosts: not queued
         return 1
     prepare_process(config.network)
     if config.workers > 1:
