@@ -105,3 +105,22 @@ def test_the_sweeps_page_shows_settings_best_first_with_their_seed_spread_and_pr
     next(b for b in at.button if b.label.startswith("🏆")).click().run()
     promoted = next(r for r in store.list_runs() if r.source == "dashboard")
     assert promoted.config.learning_rate == 0.1 and promoted.config.epochs == 3 and promoted.config.seed == 42
+
+
+def test_advancers_at_once_never_ask_for_more_settings_than_planned(store, monkeypatch):
+    """The app server's dispatcher, the page that created the sweep and a waiting command line all advance it
+    (seen in Chromium before the lock: 6 settings for a planned 4)."""
+    import threading
+    spec = sweeps.SweepSpec(TrainConfig(network="mlp"), (sweeps.parse_space("learning_rate=1e-3:1e-1:log"),),
+                            "random", trials=4)
+    with monkeypatch.context() as m:
+        m.setattr(sweeps, "advance", lambda *a, **k: None)  # created, nothing asked yet
+        sweep_id = sweeps.create(store, spec, submitter="ann")
+    assert store.list_runs() == []
+    threads = [threading.Thread(target=sweeps.advance, args=(store, sweep_id)) for _ in range(6)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    runs = store.list_runs()
+    assert len(runs) == 4 and sorted(r.trial for r in runs) == [0, 1, 2, 3]

@@ -66,7 +66,7 @@ def progress(info: sweeps.SweepInfo, found: list[sweeps.Setting]) -> None:
     counts = {s: sum(x.state == s for x in found) for s in ("completed", "running", "queued", "pruned", "failed")}
     planned = info.spec.planned_trials
     done = counts["completed"] + counts["pruned"] + counts["failed"]
-    st.progress(done / planned if planned else 0.0,
+    st.progress(min(done / planned, 1.0) if planned else 0.0,
                 text=t("sweep.progress", done=done, planned=planned, seeds=info.spec.seeds, **counts))
 
 

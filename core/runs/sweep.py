@@ -8,6 +8,7 @@ fewer than the sweep's trials were asked. Grid and random searches ask for all t
 asks for as many as there are slots, so that each new setting learns from the finished ones."""
 from __future__ import annotations
 
+import fcntl
 import json
 import math
 import time
@@ -226,7 +227,18 @@ def sweep_runs(store: RunStore, sweep_id: str) -> list[Run]:
 
 def advance(store: RunStore, sweep_id: str, spec: SweepSpec | None = None, submitter: str | None = None) -> None:
     """Tell Optuna what ended, stop what was pruned, ask for (and queue) new settings; close the sweep when
-    every planned setting has an outcome."""
+    every planned setting has an outcome. One advancer at a time per store (a file lock): the app server's
+    dispatcher, a page that just created the sweep and a waiting command line would otherwise each count the
+    settings asked so far and ask for more (seen in Chromium: 6 settings for a planned 4)."""
+    with open(store.root / "sweeps.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            _advance(store, sweep_id, spec, submitter)
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def _advance(store: RunStore, sweep_id: str, spec: SweepSpec | None, submitter: str | None) -> None:
     if spec is None:
         (spec, submitter), = [(s, w) for i, s, w in open_sweeps(store) if i == sweep_id] or [(None, None)]
         if spec is None:
