@@ -132,7 +132,9 @@ def test_a_sigkilled_dispatcher_is_taken_over_within_its_lease(store, tmp_path):
 
 def test_two_command_lines_at_once_both_train_one_after_the_other(tmp_path, small_mnist):
     store_dir = tmp_path / "store"
-    args = ["core.train", "--network", "mlp", "--hidden", "32", "--epochs", "1", "--data-dir", str(small_mnist),
+    # 3 epochs: long enough that the second is queued before the first ends even on a loaded machine (with 1
+    # the first could finish before the second was submitted, and nobody waited)
+    args = ["core.train", "--network", "mlp", "--hidden", "32", "--epochs", "3", "--data-dir", str(small_mnist),
             "--store", str(store_dir)]
     env = dict(os.environ, PYTHONPATH=str(PROJECT_ROOT))
     procs = [subprocess.Popen([sys.executable, "-m", *args, "--name", f"cli-{i}"], cwd=PROJECT_ROOT, env=env,

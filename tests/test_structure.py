@@ -12,7 +12,7 @@ from ui.navigation import PAGES
 
 PACKAGES = ("core", "ui", "app_pages")
 MAX_FUNCTION_LINES = 70
-HEAVY_EXTERNAL = ("mindspore", "onnx", "onnxruntime", "optuna")  # what a module may import inside a function
+HEAVY_EXTERNAL = ("mindspore", "onnx", "onnxruntime", "optuna", "distributed")  # what a module may import inside a function
 
 
 def project_files() -> dict[str, Path]:

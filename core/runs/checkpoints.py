@@ -40,7 +40,7 @@ class CheckpointWriter(Callback):
             raise CheckpointWriteError("checkpoint_write_failed", epoch=epoch, folder=self.path.parent,
                                        why=str(e.strerror or e), kept=kept) from e
         self.saved_epoch = epoch
-        self.store.update(self.run_id, checkpoint=str(self.path))
+        self.store.update(self.run_id, checkpoint=str(self.path), checkpoint_epoch=epoch)
 
     def save_final(self, result: TrainResult) -> None:
         """The last epoch's checkpoint already holds a completed run's weights. Otherwise save the final

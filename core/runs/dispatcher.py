@@ -11,13 +11,16 @@ import socket
 import threading
 import time
 import uuid
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from core.runs import sweep
 from core.runs.processes import pid_alive
 from core.runs.run_queue import RunQueue
 from core.runs.rows import Run
 from core.runs.store import RunStore
+
+if TYPE_CHECKING:
+    from core.runs.dask_executor import DaskExecutor
 
 __all__ = ["Dispatcher", "TICK_S", "LEASE_S"]
 
@@ -33,8 +36,9 @@ CREATE TABLE IF NOT EXISTS dispatcher (
 
 class Dispatcher:
     def __init__(self, store: RunStore, spawn: Callable[[RunStore, str], None], queue: RunQueue | None = None,
-                 name: str | None = None):
+                 name: str | None = None, executor: "DaskExecutor | None" = None):
         self.store = store
+        self.executor = executor  # more machines (core/runs/dask_executor.py), or None: this host only
         self.queue = queue or RunQueue(store)
         self.spawn = spawn
         self.owner = name or f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
@@ -62,9 +66,18 @@ class Dispatcher:
             return []
         self.store.reconcile()  # a dead run's slot frees
         sweep.advance_all(self.store)  # sweeps tell Optuna what ended and queue their next settings
+        remote_slots = 0
+        if self.executor is not None:
+            self.executor.attach(self.store)  # remote runs this process does not relay yet (after a restart)
+            remote_slots = self.executor.capacity()
         started = []
-        while (run := self.queue.claim_next()) is not None:
-            if run.waiter_pid and pid_alive(run.waiter_pid):
+        while (run := self.queue.claim_next(remote_slots)) is not None:
+            if run.executor:
+                try:
+                    self.executor.submit(self.store, run)
+                except Exception:
+                    break  # back in the queue, the reason in its log; the cluster is tried again next tick
+            elif run.waiter_pid and pid_alive(run.waiter_pid):
                 self.store.update(run.id, pid=run.waiter_pid)  # the waiter trains it once it sees its own pid
                 self.store.log(run.id, f"handed to the waiting command line (pid {run.waiter_pid})")
             else:

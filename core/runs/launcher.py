@@ -14,6 +14,7 @@ from core.runtime import child_environment
 from core.messages import Message
 from core.runs.processes import pid_alive
 from core.runs.rows import RequestNotice
+from core.runs.dask_executor import DaskExecutor, scheduler_setting
 from core.runs.dispatcher import Dispatcher
 from core.runs.run_queue import RunQueue
 from core.runs.store import RunStore
@@ -30,7 +31,9 @@ def dispatcher_for(store: RunStore) -> Dispatcher:
     """This process's dispatcher for the store (one per store, so that its lease has one owner here)."""
     with _lock:
         if str(store.root) not in _dispatchers:
-            _dispatchers[str(store.root)] = Dispatcher(store, spawn)
+            address = scheduler_setting()
+            executor = DaskExecutor(address) if address else None
+            _dispatchers[str(store.root)] = Dispatcher(store, spawn, executor=executor)
         return _dispatchers[str(store.root)]
 
 

@@ -160,18 +160,28 @@ class RunQueue:
         return None
 
     # --- dispatching -----------------------------------------------------------------------------------------
-    def claim_next(self) -> Run | None:
-        """Move the next queued run to `starting` if its slots are free (one transaction); the run, or None."""
+    def claim_next(self, remote_slots: int = 0) -> Run | None:
+        """Move the next queued run to `starting` if its slots are free (one transaction); the run, or None.
+
+        remote_slots: runs a Dask cluster takes at once (core/runs/dask_executor.py). This host's slots fill
+        first; a run placed on the cluster comes back with executor 'dask' (one slot there: data-parallel runs
+        and runs a waiting command line trains itself stay on this host)."""
         with self.store._tx() as db:
             queued, active, last = self._state(db)
             order = dispatch_order(queued, last)
             if not order:
                 return None
             head = order[0]
-            if sum(max(r.slots, 1) for r in active) + max(head.slots, 1) > self.slots:
+            here = sum(max(r.slots, 1) for r in active if not r.executor)
+            there = sum(1 for r in active if r.executor)
+            if here + max(head.slots, 1) <= self.slots:
+                executor = None
+            elif head.slots <= 1 and not head.waiter_pid and there < remote_slots:
+                executor = "dask"
+            else:
                 return None
             now = time.time()
-            db.execute("UPDATE runs SET status = 'starting', started = COALESCE(started, ?), heartbeat = ? "
-                       "WHERE id = ? AND status = ?", (now, now, head.id, QUEUED))
-        self.store.log(head.id, "taken from the queue: starting")
+            db.execute("UPDATE runs SET status = 'starting', started = COALESCE(started, ?), heartbeat = ?, "
+                       "executor = ? WHERE id = ? AND status = ?", (now, now, executor, head.id, QUEUED))
+        self.store.log(head.id, "taken from the queue: starting" + (" on the Dask cluster" if executor else ""))
         return self.store.get(head.id)

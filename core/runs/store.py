@@ -76,7 +76,8 @@ ADDED_COLUMNS = (("runs", "said", "TEXT"), ("workers", "said", "TEXT"),  # messa
                  ("runs", "lr_request", "REAL"),                          # a lesson's pacing
                  ("runs", "submitter", "TEXT NOT NULL DEFAULT ''"), ("runs", "queue_order", "REAL"),
                  ("runs", "waiter_pid", "INTEGER"), ("runs", "slots", "INTEGER NOT NULL DEFAULT 1"),  # the queue
-                 ("runs", "sweep", "TEXT"), ("runs", "trial", "INTEGER"), ("runs", "trial_seed", "INTEGER"))  # sweeps
+                 ("runs", "sweep", "TEXT"), ("runs", "trial", "INTEGER"), ("runs", "trial_seed", "INTEGER"),  # sweeps
+                 ("runs", "executor", "TEXT"), ("runs", "checkpoint_epoch", "INTEGER"))  # runs on Dask workers
 MAX_STEP_REQUEST = 10_000
 
 

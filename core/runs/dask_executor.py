@@ -1,0 +1,225 @@
+"""More machines through Dask distributed: queued runs train on Dask workers when STUDIO_DASK_SCHEDULER is set.
+
+    PYTHONPATH=. .venv/bin/dask scheduler                       # in this project's folder, on one host (port 8786)
+    PYTHONPATH=. .venv/bin/dask worker tcp://HOST:8786 --nthreads 1 --resources train=1   # on each machine
+    STUDIO_DASK_SCHEDULER=tcp://HOST:8786 ./run.sh              # the app
+
+The scheduler unpickles every task, so it too runs where this project is installed (docs/queue.md).
+The dispatcher (core/runs/dispatcher.py) fills this host's slots first, then one run per free `train`
+resource of the cluster. A remote run trains in core/runs/remote_run.py; here a Relay thread per run writes
+what comes back into the app's store (the single source of truth: remote machines need none of its files) and
+sends the run's requests there. Data-parallel runs and runs a waiting command line trains itself stay here.
+
+Liveness: a remote run sends something at least every second. Silent for SILENT_S (or its task lost), it is
+marked interrupted, resumable from the last checkpoint that came back. The app restarting loses nothing: the
+next dispatcher re-attaches to runs still training (their deltas wait in the Dask queue meanwhile).
+"""
+from __future__ import annotations
+
+import os
+import sys
+import threading
+import time
+import uuid
+from pathlib import Path
+
+from core.data.folders import SPLIT_FILES, validate_mnist_dir
+from core.messages import Message
+from core.runs import mirror
+from core.runs.remote_run import control_queue_name, events_queue_name, train_remotely
+from core.runs.rows import Run
+from core.runs.store import RunStore
+from core.runs.sweep import TrialReporter
+from core.training.events import EpochMetrics
+
+__all__ = ["SCHEDULER_ENV", "DaskExecutor", "scheduler_setting", "SILENT_S"]
+
+SCHEDULER_ENV = "STUDIO_DASK_SCHEDULER"
+TRAIN_RESOURCE = "train"
+SILENT_S = 8.0          # a remote run silent this long is interrupted (the issue asks within 10 s)
+FIRST_CONTACT_S = 60.0  # from submission to its first word: the task may wait for its data to travel
+CAPACITY_EVERY_S = 2.0  # the cluster's workers are asked at most this often
+FORWARDED = ("request", "step_delay")  # sent when they change; step_request and lr_request are taken
+
+
+def scheduler_setting() -> str | None:
+    address = os.environ.get(SCHEDULER_ENV, "").strip()
+    return address or None
+
+
+def data_files(data_dir: str | None) -> dict[str, bytes]:
+    """The run's MNIST files, to travel with its task."""
+    folder = validate_mnist_dir(data_dir)
+    files = {}
+    for split in ("train", "test") if folder.has_test else ("train",):
+        for name in SPLIT_FILES[split]:
+            files[f"{split}/{name}"] = (folder.split_dir(split) / name).read_bytes()
+    return files
+
+
+class DaskExecutor:
+    def __init__(self, address: str):
+        self.address = address
+        self._client = None
+        self._capacity, self._asked = 0, 0.0
+        self._lock = threading.Lock()
+        self.relays: dict[str, "Relay"] = {}
+
+    def client(self):
+        with self._lock:
+            if self._client is None:
+                from distributed import Client  # deferred: only a server with Dask configured needs it
+                self._client = Client(self.address, timeout=5, set_as_default=False)
+            return self._client
+
+    def capacity(self) -> int:
+        """How many runs the cluster takes at once (its workers' `train` resources); 0 while unreachable."""
+        if time.monotonic() - self._asked < CAPACITY_EVERY_S:
+            return self._capacity
+        self._asked = time.monotonic()
+        try:
+            workers = self.client().scheduler_info(n_workers=-1)["workers"].values()
+            self._capacity = int(sum(w.get("resources", {}).get(TRAIN_RESOURCE, 0) for w in workers))
+        except Exception as e:  # unreachable: this host's slots go on; say why once a round
+            print(f"Dask scheduler {self.address}: {type(e).__name__}: {e}", file=sys.stderr, flush=True)
+            self._capacity = 0
+        return self._capacity
+
+    def submit(self, store: RunStore, run: Run) -> None:
+        """Send a claimed run to the cluster and relay it. On failure it goes back to the queue."""
+        key = f"studio-run-{run.id}-{uuid.uuid4().hex[:8]}"
+        try:
+            if run.checkpoint_epoch is not None:  # a resumed run: forget the unfinished epoch here too
+                store.truncate_after(run.id, run.checkpoint_epoch)
+            client = self.client()
+            data = client.scatter([data_files(run.config.data_dir)], hash=True)[0]  # sent once for many trials
+            future = client.submit(train_remotely, {"key": key, "seed": mirror.seed_rows(store, run.id)},
+                                   data, key=key, resources={TRAIN_RESOURCE: 1}, pure=False)
+        except Exception as e:
+            store.update(run.id, status="queued", executor=None)
+            store.log(run.id, f"could not be sent to the Dask cluster ({type(e).__name__}: {e}); back in the queue")
+            raise
+        store.update(run.id, executor=f"dask:{key}", heartbeat=time.time())
+        store.log(run.id, f"sent to the Dask cluster at {self.address}")
+        self._relay(store, run.id, key, future, data)
+
+    def attach(self, store: RunStore) -> None:
+        """Relay the remote runs still training that no thread here relays (after a restart)."""
+        for run in store.list_runs():
+            if run.active and run.executor and run.executor.startswith("dask:") and run.id not in self.relays:
+                from distributed import Future  # deferred: as in client()
+                key = run.executor.split(":", 1)[1]
+                self._relay(store, run.id, key, Future(key, self.client()), None)
+                store.log(run.id, "relay re-attached (the app restarted)")
+
+    def _relay(self, store: RunStore, run_id: str, key: str, future, data) -> None:
+        relay = Relay(self, store, run_id, key, future, data)
+        self.relays[run_id] = relay
+        relay.start()
+
+    def close(self) -> None:
+        for relay in list(self.relays.values()):
+            relay.done.set()
+        if self._client is not None:
+            self._client.close()
+
+
+class Relay(threading.Thread):
+    """Writes what a remote run sends into the store and sends it the run's requests, until it ends."""
+
+    def __init__(self, executor: DaskExecutor, store: RunStore, run_id: str, key: str, future, data):
+        super().__init__(daemon=True, name=f"relay-{run_id}")
+        from distributed import Queue  # deferred: as in DaskExecutor.client()
+        self.executor, self.store, self.run_id, self.key = executor, store, run_id, key
+        self.future, self.data = future, data  # held: the scattered data lives while a run needs it
+        client = executor.client()
+        self.events = Queue(events_queue_name(key), client=client)
+        self.control = Queue(control_queue_name(key), client=client)
+        self.done = threading.Event()
+        self.sent: dict = {}
+        self.beat = 0.0
+        self.pruning = None
+
+    def run(self) -> None:
+        try:
+            self._pruning()
+            self._loop()
+        except Exception as e:
+            self._end("interrupted", Message("remote_lost", {"why": f"{type(e).__name__}: {e}"}))
+        finally:
+            self.executor.relays.pop(self.run_id, None)
+
+    def _pruning(self) -> None:
+        """The app has the sweep's study: it decides on pruning, the remote run obeys."""
+        run = self.store.get(self.run_id)
+        if run is not None and TrialReporter.wanted(self.store, run):
+            self.pruning = TrialReporter(self.store, run)
+
+    def _loop(self) -> None:
+        heard, spoken = time.monotonic(), False
+        while not self.done.is_set():
+            for message in self._receive():
+                heard, spoken = time.monotonic(), True
+                if "hello" in message:
+                    self.store.log(self.run_id, "training on Dask worker {worker} ({host})".format(**message["hello"]))
+                elif "end" in message:
+                    return self._ended(message["end"])
+                else:
+                    self._apply(message)
+            self._forward()
+            if self.future.status == "error":  # e.g. the scheduler or worker could not import this project
+                why = f"{type(self.future.exception()).__name__}: {self.future.exception()}"
+                return self._end("interrupted", Message("remote_lost", {"why": why}))
+            if self.future.status in ("cancelled", "lost") or (
+                    self.future.done() and self.future.result().get("outcome") == "abandoned"):
+                return self._end("interrupted", Message("remote_worker_died"))
+            if time.monotonic() - heard > (SILENT_S if spoken else FIRST_CONTACT_S):
+                self.future.cancel()
+                return self._end("interrupted", Message("remote_silent", {"s": round(SILENT_S)}))
+
+    def _receive(self) -> list[dict]:
+        """What arrived (a batch get does not wait: with nothing there, wait a little and look again)."""
+        got = list(self.events.get(batch=True) or [])
+        if not got:
+            self.done.wait(0.2)
+        return got
+
+    def _apply(self, delta: dict) -> None:
+        mirror.apply(self.store, self.run_id, delta, time.time())
+        if self.pruning is not None and "epochs" in delta["rows"]:
+            block = delta["rows"]["epochs"]
+            for values in block["values"]:
+                row = dict(zip(block["columns"], values))
+                row.pop("run_id", None)
+                self.pruning.on_epoch(EpochMetrics(**row))
+
+    def _forward(self) -> None:
+        """The run's requests, from the store to the remote run (what changed; Step and learning rate once)."""
+        run = self.store.get(self.run_id)
+        if run is None:
+            return
+        message = {k: getattr(run, k) for k in FORWARDED if self.sent.get(k) != getattr(run, k)}
+        if run.step_request:
+            message["step_request"] = run.step_request
+            self.store.update(self.run_id, step_request=None)
+        if run.lr_request is not None:
+            message["lr_request"] = run.lr_request
+            self.store.take_learning_rate_request(self.run_id, run.lr_request)
+        if message or time.monotonic() - self.beat >= 1.0:  # an empty message: the app's sign of life
+            self.control.put(message)
+            self.sent.update({k: v for k, v in message.items() if k in FORWARDED})
+            self.beat = time.monotonic()
+
+    def _ended(self, returncode: int) -> None:
+        run = self.store.get(self.run_id)
+        if self.pruning is not None and self.pruning.pruned and run is not None and run.status == "stopped":
+            self.store.finish(self.run_id, "pruned", Message("pruned_by_sweep"))
+        elif run is not None and run.active:  # the process ended without recording how
+            self._end("failed", Message("remote_exit", {"code": returncode}))
+        self.store.log(self.run_id, f"the remote worker process ended (exit code {returncode})")
+
+    def _end(self, status: str, said: Message) -> None:
+        run = self.store.get(self.run_id)
+        if run is not None and run.active:
+            self.store.finish(self.run_id, status, said)
+            self.store.log(self.run_id, f"{status}: {said}")
