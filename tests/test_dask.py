@@ -13,7 +13,8 @@ from core.model import checkpoint
 from core.runs import sweep as sweeps
 from core.runs.rows import ACTIVE
 from core.runs.run_queue import RunQueue
-from tests.dask_cluster import Cluster, dispatching, processes_of, trained_on, wait_until_gone
+from core.runs.dask_local import Cluster
+from tests.dask_cluster import dispatching, processes_of, trained_on, wait_until_gone
 from tests.helpers import wait_for
 
 pytest.importorskip("distributed")

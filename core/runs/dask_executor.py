@@ -21,7 +21,6 @@ import sys
 import threading
 import time
 import uuid
-from pathlib import Path
 
 from core.data.folders import SPLIT_FILES, validate_mnist_dir
 from core.messages import Message

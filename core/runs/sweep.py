@@ -311,7 +311,8 @@ def trial_rows(store: RunStore, sweep_id: str) -> list[dict]:
     spec = next((s for i, s, _ in open_sweeps(store) if i == sweep_id), None) or _spec(store, sweep_id)
     varied = [s.name for s in spec.spaces]
     return [{"trial": r.trial, "seed": r.config.seed, "config": {k: getattr(r.config, k) for k in varied},
-             "status": r.status, "best_val_acc": r.best_val_acc, "run_id": r.id} for r in sweep_runs(store, sweep_id)]
+             "status": r.status, "best_val_acc": r.best_val_acc, "run_id": r.id, "executor": r.executor}
+            for r in sweep_runs(store, sweep_id)]
 
 
 def _spec(store: RunStore, sweep_id: str) -> SweepSpec:

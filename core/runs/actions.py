@@ -1,0 +1,143 @@
+"""Everything a person does to runs, checked and recorded: the one door pages and the command line use.
+
+Each action checks core/runs/people.py's rule (owner or admin for controls; anyone for starting and copying),
+writes a line to the store's `history` table (who, what, which run, when; refused attempts too) and then acts.
+Admins read the history on the Runs page.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from core.config import TrainConfig
+from core.runs import launcher
+from core.runs.people import NotAllowed, Person
+from core.runs.rows import RequestNotice, Run
+from core.runs.run_queue import RunQueue
+from core.runs.store import RunStore
+
+__all__ = ["Actions", "HistoryLine", "history", "record"]
+
+HISTORY_SCHEMA = """
+CREATE TABLE IF NOT EXISTS history (
+    id INTEGER PRIMARY KEY AUTOINCREMENT, t REAL NOT NULL, who TEXT NOT NULL, action TEXT NOT NULL,
+    run_id TEXT NOT NULL DEFAULT '', target TEXT NOT NULL DEFAULT '', detail TEXT NOT NULL DEFAULT '',
+    allowed INTEGER NOT NULL DEFAULT 1
+);
+"""
+
+
+@dataclass(frozen=True)
+class HistoryLine:
+    t: float
+    who: str
+    action: str
+    run_id: str
+    target: str
+    detail: str
+    allowed: bool
+
+
+def _ensure(store: RunStore) -> None:
+    if getattr(store, "_history_ready", False):
+        return
+    with store._connect() as db:
+        db.executescript(HISTORY_SCHEMA)
+    store._history_ready = True
+
+
+def record(store: RunStore, who: str, action: str, run_id: str = "", target: str = "", detail: str = "",
+           allowed: bool = True) -> None:
+    """One line of the history (who did or tried what)."""
+    _ensure(store)
+    with store._connect() as db:
+        db.execute("INSERT INTO history (t, who, action, run_id, target, detail, allowed) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                   (time.time(), who or "someone", action, run_id, target, detail, int(allowed)))
+
+
+def history(store: RunStore, limit: int = 500) -> list[HistoryLine]:
+    """The newest actions first."""
+    _ensure(store)
+    with store._connect() as db:
+        rows = db.execute("SELECT t, who, action, run_id, target, detail, allowed FROM history ORDER BY id DESC "
+                          "LIMIT ?", (limit,)).fetchall()
+    return [HistoryLine(**{**dict(r), "allowed": bool(r["allowed"])}) for r in rows]
+
+
+class Actions:
+    """What `person` does to the runs of `store`."""
+
+    def __init__(self, store: RunStore, person: Person):
+        self.store, self.person = store, person
+
+    # --- anyone signed in --------------------------------------------------------------------------------------
+    def start(self, config: TrainConfig, name: str | None = None, source: str = "dashboard") -> str:
+        run_id = launcher.start(self.store, config, name=name, source=source, submitter=self.person.ident)
+        self._did("start", self.store.get(run_id), detail=source)
+        return run_id
+
+    def did(self, action: str, run: Run | None = None, target: str = "", detail: str = "") -> None:
+        """Record an action done elsewhere (an upload, a sweep, a download of data)."""
+        self._did(action, run, target, detail)
+
+    # --- the owner or an admin ---------------------------------------------------------------------------------
+    def pause(self, run: Run) -> RequestNotice:
+        return self._request(run, "pause", lambda: self.store.request(run.id, "pause"))
+
+    def resume(self, run: Run) -> RequestNotice:
+        return self._request(run, "resume", lambda: self.store.request(run.id, "resume"))
+
+    def stop(self, run: Run) -> RequestNotice:
+        return self._request(run, "stop", lambda: launcher.stop(self.store, run.id))
+
+    def step(self, run: Run, n: int) -> RequestNotice:
+        return self._request(run, "step", lambda: self.store.request_steps(run.id, n), detail=str(n))
+
+    def learning_rate(self, run: Run, value: float) -> RequestNotice:
+        return self._request(run, "learning_rate", lambda: self.store.request_learning_rate(run.id, value),
+                             detail=f"{value:g}")
+
+    def delay(self, run: Run, seconds: float) -> RequestNotice:
+        return self._request(run, "delay", lambda: self.store.set_step_delay(run.id, seconds), detail=f"{seconds:g} s")
+
+    def resume_run(self, run: Run) -> str:
+        """Queue a stopped, failed or interrupted run again (from its checkpoint)."""
+        self._allow("resume_run", run)
+        return launcher.resume(self.store, run.id)
+
+    def rename(self, run: Run, name: str) -> None:
+        self._allow("rename", run, detail=name)
+        self.store.rename(run.id, name)
+
+    def delete(self, run: Run) -> None:
+        self._allow("delete", run)
+        self.store.delete(run.id)
+
+    def cancel(self, run: Run) -> bool:
+        self._allow("cancel", run)
+        return RunQueue(self.store).cancel(run.id)
+
+    def move_to_front(self, run: Run) -> bool:
+        self._allow("move_to_front", run)
+        return RunQueue(self.store).move_to_front(run.id)
+
+    def check(self, what: str, run: Run) -> None:
+        """For actions carried out elsewhere (an export): NotAllowed, recorded, unless permitted; recorded."""
+        self._allow(what, run)
+
+    # --- the rule and the record -------------------------------------------------------------------------------
+    def _allow(self, what: str, run: Run, detail: str = "") -> None:
+        try:
+            self.person.check(what, run)
+        except NotAllowed:
+            self._did(what, run, detail=detail, allowed=False)
+            raise
+        self._did(what, run, detail=detail)
+
+    def _request(self, run: Run, what: str, act, detail: str = "") -> RequestNotice:
+        self._allow(what, run, detail)
+        return act()
+
+    def _did(self, action: str, run: Run | None, target: str = "", detail: str = "", allowed: bool = True) -> None:
+        record(self.store, self.person.ident, action, run.id if run else "", target or (run.name if run else ""),
+               detail, allowed)
