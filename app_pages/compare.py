@@ -4,11 +4,11 @@ import pandas as pd
 import plotly.express as px
 import streamlit as st
 
-from core.runs import launcher
 from core.app.compare import AXES, config_differences, curves, summary
 from core.config import NETWORKS, OPTIMIZERS, STYLES, MODES
 from ui.charts import EPOCH_AXIS, LEGEND_ON_TOP, RUN_COLOURS, facet_titles_without_names
 from ui.format import readable, run_label
+from ui.people import actions, owner_label
 from ui.i18n import say, status_word, t
 from ui.session import get_store
 from ui.text import plot_text
@@ -56,7 +56,7 @@ def summary_rows(run) -> dict:
     rows["status"] = status_word(rows["status"])
     if rows["best val acc"] is not None:
         rows["best val acc"] = f"{rows['best val acc']:.2%}"
-    return {t("compare.s_" + k.replace(" ", "_")): v for k, v in rows.items()}
+    return {**{t("compare.s_" + k.replace(" ", "_")): v for k, v in rows.items()}, t("runs.col_owner"): owner_label(run)}
 
 
 def setting_name(field: str) -> str:
@@ -91,8 +91,8 @@ again = st.selectbox(t("compare.rerun_which"), chosen, key="rerun_which",
                      format_func=lambda i: run_label(by_id[i]))
 if st.button("🔁 " + t("compare.rerun"), key="rerun", help=t("train.queues_when_busy")):
     try:
-        run_id = launcher.start(store, store.replay_config(again) or by_id[again].config,
-                                name=t("compare.rerun_name", name=by_id[again].name)[:80])
+        run_id = actions().start(store.replay_config(again) or by_id[again].config,
+                                 name=t("compare.rerun_name", name=by_id[again].name)[:80], source="re-run")
         st.session_state["run_id"] = run_id
         st.switch_page("app_pages/train.py")
     except (ValueError, OSError) as e:

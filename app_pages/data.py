@@ -8,9 +8,11 @@ from core.data.folders import validate_mnist_dir
 from core.data.download_job import DownloadJob
 from core.data.idx import DataError
 from ui.charts import DIGITS, digit_axis
+from ui.people import actions
 from ui.i18n import say, t
 from ui.pipeline_view import on_common_scale
-from ui.session import check_user_path, default_download_dir, get_config, set_config, split_arrays
+from ui.session import (check_download_target, check_user_path, default_download_dir, get_config, set_config,
+                        split_arrays)
 from ui.text import code, literal
 from ui.present import for_room
 
@@ -42,7 +44,8 @@ elif source == "download":
     job: DownloadJob | None = st.session_state.get("download")
     if (job is None or job.ended) and st.button("⬇️ " + t("data.download"), type="primary"):
         try:
-            st.session_state["download"] = DownloadJob.start(check_user_path(target))
+            st.session_state["download"] = DownloadJob.start(check_download_target(target))
+            actions().did("download_data", target=str(target))
         except DataError as e:
             st.error(say(e))
             st.stop()

@@ -11,6 +11,8 @@ from core.runs.store import RunBusy
 from ui.export_view import export_panel
 from ui.queue_view import queue_panel
 from ui.format import fmt_duration, readable, run_label
+from ui.people import actions, attempt, history_panel, owner_label
+from ui.text import literal
 from ui.i18n import label, say, status_word, t
 from ui.session import get_store
 
@@ -23,7 +25,9 @@ with st.expander("⬆️ " + t("runs.upload"), expanded=not runs):
     up = st.file_uploader(t("runs.upload_label"), type=["ckpt"], key="upload")
     if up is not None and st.session_state.get("uploaded") != up.file_id:
         try:
-            run_id = model_service.import_checkpoint(store, up.getvalue(), up.name)
+            act = actions()
+            run_id = model_service.import_checkpoint(store, up.getvalue(), up.name, owner=act.person.ident)
+            act.did("upload", store.get(run_id), detail=up.name)
             st.session_state["uploaded"] = up.file_id
             st.success(t("runs.added", run_id=run_id))
             runs = store.list_runs()
@@ -39,7 +43,8 @@ queue_panel(store, key="runs_queue")
 table = pd.DataFrame([{
     "name": r.name, "status": status_word(r.status), "network": label(r.config.network),
     "best val acc": r.best_val_acc, "epochs": f"{r.epoch}/{r.config.epochs}", "duration": fmt_duration(r.duration),
-    "created": dt.datetime.fromtimestamp(r.created).strftime("%Y-%m-%d %H:%M"), "source": r.source,
+    "created": dt.datetime.fromtimestamp(r.created).strftime("%Y-%m-%d %H:%M"), "owner": owner_label(r),
+    "source": r.source,
 } for r in runs])
 st.dataframe(table, hide_index=True, width="stretch",
              column_config={**{c: t(f"runs.col_{c.replace(' ', '_')}") for c in table.columns},
@@ -49,15 +54,15 @@ st.dataframe(table, hide_index=True, width="stretch",
 run = st.selectbox(t("train.run"), runs, format_func=run_label, key="runs_selected")
 st.dataframe(pd.DataFrame([{t("runs.setting"): t(f"configure.f_{k}"), t("runs.value"): readable(v)}
                            for k, v in run.config.to_dict().items()]), hide_index=True, width="stretch")
-st.caption(t("runs.run_id", run_id=run.id))
+st.caption(t("runs.run_id", run_id=run.id) + " · " + t("runs.owned_by", owner=literal(owner_label(run))))
 st.caption(say(run))
 a, b, c = st.columns(3)
 with a:
     new_name = st.text_input(t("runs.name"), value=run.name, key=f"name_{run.id}")
     if st.button(t("runs.rename")) and new_name != run.name:
         try:
-            store.rename(run.id, new_name)
-            st.rerun()
+            if attempt(actions().rename, run, new_name):
+                st.rerun()
         except ValueError as e:
             st.error(say(e))
 with b:
@@ -75,7 +80,10 @@ with c:
     sure = st.checkbox(t("runs.sure"), key=f"sure_{run.id}")
     if st.button("🗑️ " + t("runs.delete"), disabled=not sure):
         try:
-            store.delete(run.id)
-            st.rerun()
+            if attempt(actions().delete, run):
+                st.rerun()
         except RunBusy as e:
             st.error(say(e))
+
+if actions().person.admin:  # who did what (the one person of a local server is its admin)
+    history_panel(store)

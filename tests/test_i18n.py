@@ -86,7 +86,7 @@ def test_no_page_writes_text_of_its_own():
             if re.match(r"(fig|go|px)\.", name):  # plotly: titles, trace names, axis titles
                 args = [k.value for k in node.keywords if k.arg in READ_BY_PEOPLE | PLOT_TEXT]
             elif re.match(r"(st|col|left|right|mid|a|b|c|m\[\d\]|cols\[-1\]|notice|slots\[name\])\.", name):
-                if re.search(r"\.(session_state|query_params|secrets)\.|\.get_option$", name):
+                if re.search(r"\.(session_state|query_params|secrets|user|context\.headers|context\.cookies)\.|\.get_option$", name):
                     continue  # state and settings, not text
                 args = [] if name.endswith((".fragment", ".form", ".columns", ".switch_page", ".page_link", ".Page")) \
                     else node.args[:1]

@@ -14,6 +14,7 @@ from core.model.export import FORMATS
 from core.runs.finetune import evaluation_split
 from core.runs.rows import Run
 from core.runs.store import RunStore
+from ui.people import actions
 from ui.i18n import say, t
 
 __all__ = ["export_panel", "LAST_DRAWING"]
@@ -29,6 +30,7 @@ def export_panel(store: RunStore, run: Run) -> None:
             with st.spinner(t("runs.exporting")):
                 path = model_service.export(run.checkpoint, fmt, store.export_dir(run.id))
             st.session_state["exported"] = (run.id, fmt, path)
+            actions().did("export", run, detail=fmt)
             with st.spinner(t("runs.checking")):
                 st.session_state["export_checks"] = _checks(run, fmt, path)
         except (CheckpointError, DataError, OSError, RuntimeError, ValueError) as e:

@@ -17,6 +17,7 @@ from core.runs.handwriting import HandwritingSet
 from core.runs.rows import Run
 from core.runs.store import RunStore
 from ui.confusion import DrawTarget
+from ui.people import actions, attempt
 from ui.i18n import say, status_word, t
 from ui.live import SIDEBAR_POLL_S
 from ui.pacing import notice_text
@@ -74,7 +75,7 @@ def _fine_tune(store: RunStore, run: Run, mine: HandwritingSet, drawings) -> Non
     if st.button("🎯 " + t("draw.finetune", n=len(drawings)), key="finetune", disabled=not drawings):
         try:
             made = finetune.plan(store, run, drawings)
-            launcher.start(store, made.config, name=f"{run.name} + my handwriting"[:80], source=finetune.SOURCE)
+            actions().start(made.config, name=f"{run.name} + my handwriting"[:80], source=finetune.SOURCE)
             st.rerun(scope="app")
         except (Explained, DataError, ValueError, OSError) as e:
             st.error(say(e))
@@ -99,7 +100,9 @@ def _progress(store: RunStore, run_id: str) -> None:
     st.progress(min(frac, 1.0), text=t("draw.finetune_progress", name=literal(run.name), step=run.step,
                                        steps=run.total_steps or "?", status=status_word(run.status)))
     if st.button("⏹️ " + t("train.stop"), key="stop_finetune"):
-        st.toast(notice_text(launcher.stop(store, run_id)))
+        notice = attempt(actions().stop, run)
+        if notice is not None:
+            st.toast(notice_text(notice))
 
 
 def _before_after(mine: HandwritingSet, tuned: Run, made: finetune.FineTune) -> None:

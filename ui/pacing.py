@@ -6,11 +6,11 @@ from __future__ import annotations
 import streamlit as st
 
 from core.config import ConfigError, parse_field
-from core.runs import launcher
 from core.runs.rows import RequestNotice, Run
 from core.runs.store import MAX_STEP_REQUEST, RunStore
 from core.training.control import MAX_STEP_DELAY_S
 from ui.i18n import language, status_word, t
+from ui.people import actions, attempt, owner_label
 from ui.text import literal
 
 __all__ = ["controls", "pacing", "notice_text", "DELAYS"]
@@ -24,24 +24,33 @@ def notice_text(notice: RequestNotice) -> str:
              status=status_word(notice.status) if notice.status else "")
 
 
+def _say(notice: RequestNotice | None) -> None:
+    if notice is not None:
+        st.toast(notice_text(notice))
+
+
 def controls(store: RunStore, run: Run) -> None:
-    """Pause or Resume, and Stop."""
+    """Pause or Resume, and Stop: for the run's owner and admins (others see who may)."""
+    act = actions()
+    if not act.person.may("pause", run):
+        st.caption(t("train.controls_owner", owner=literal(owner_label(run))))
+        return
     row = st.container(horizontal=True)  # buttons as wide as their words, at any zoom
     if run.status == "paused":
         if row.button("▶️ " + t("train.resume"), key="resume"):
-            st.toast(notice_text(store.request(run.id, "resume")))
+            _say(attempt(act.resume, run))
     elif row.button("⏸️ " + t("train.pause"), key="pause", disabled=run.status != "running"):
-        st.toast(notice_text(store.request(run.id, "pause")))
+        _say(attempt(act.pause, run))
     if row.button("⏹️ " + t("train.stop"), key="stop"):
-        st.toast(notice_text(launcher.stop(store, run.id)))
+        _say(attempt(act.stop, run))
 
 
-def _set_delay(store: RunStore, run_id: str, key: str, current: float) -> None:
+def _set_delay(run: Run, key: str, current: float) -> None:
     if st.session_state[key] == current:
         return  # nothing changed (a widget drawn anew)
     # Said by the fragment's body, not here: a toast from a callback of a fragment's widget wiped the page's
     # other elements drawn outside the fragment (the presentation style with them; Streamlit 1.67).
-    st.session_state["_pacing_notice"] = store.set_step_delay(run_id, st.session_state[key])
+    st.session_state["_pacing_notice"] = actions().delay(run, st.session_state[key])
 
 
 def _delay_label(seconds: float) -> str:
@@ -49,7 +58,9 @@ def _delay_label(seconds: float) -> str:
 
 
 def pacing(store: RunStore, run: Run, current_lr: float) -> None:
-    """Step, slow motion and the learning rate of an active run."""
+    """Step, slow motion and the learning rate of an active run (for its owner and admins)."""
+    if not actions().person.may("step", run):
+        return
     notice = st.session_state.pop("_pacing_notice", None)
     if notice is not None:
         st.toast(notice_text(notice))
@@ -59,13 +70,13 @@ def pacing(store: RunStore, run: Run, current_lr: float) -> None:
             n = st.number_input(t("train.step_n"), min_value=1, max_value=MAX_STEP_REQUEST, value=10, step=1,
                                 key="step_n", help=t("train.step_help"))
             if st.button("⏭️ " + t("train.step_button", n=int(n)), key="step", disabled=run.config.workers > 1):
-                st.toast(notice_text(store.request_steps(run.id, int(n))))
+                _say(attempt(actions().step, run, int(n)))
         with delay:
             key = f"delay_{run.id}"
             nearest = min(DELAYS, key=lambda d: abs(d - (run.step_delay or 0.0)))
             value = {} if key in st.session_state else {"value": nearest}
             st.select_slider(t("train.slow_motion"), options=DELAYS, key=key, format_func=_delay_label,
-                             on_change=_set_delay, args=(store, run.id, key, run.step_delay or 0.0),
+                             on_change=_set_delay, args=(run, key, run.step_delay or 0.0),
                              help=t("train.slow_motion_help"), **value)
         with rate:
             _learning_rate(store, run, current_lr)
@@ -82,4 +93,4 @@ def _learning_rate(store: RunStore, run: Run, current_lr: float) -> None:
         except ConfigError as e:
             st.error(e.errors["learning_rate"])
             return
-        st.toast(notice_text(store.request_learning_rate(run.id, value)))
+        _say(attempt(actions().learning_rate, run, value))

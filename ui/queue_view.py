@@ -7,6 +7,7 @@ import streamlit as st
 from core.runs.run_queue import RunQueue
 from core.runs.store import RunStore
 from ui.format import fmt_duration
+from ui.people import actions, attempt
 from ui.i18n import t
 from ui.text import literal
 
@@ -20,17 +21,22 @@ def queue_panel(store: RunStore, key: str) -> None:
     if not waiting:
         return
     st.markdown("#### ⏳ " + t("queue.header", n=len(waiting), slots=queue.slots))
+    act = actions()
     for w in waiting:
         row = st.container(horizontal=True, vertical_alignment="center")
         row.markdown(t("queue.row", position=w.position, name=literal(w.run.name),
                        who=literal(w.run.submitter or w.run.source), network=literal(w.run.config.shape_label),
                        epochs=w.run.config.epochs, eta=fmt_duration(w.starts_in_s)))
+        if not act.person.may("cancel", w.run):
+            continue
         if w.position > 1 and row.button("⏫ " + t("queue.to_front"), key=f"{key}_front_{w.run.id}"):
-            queue.move_to_front(w.run.id)
-            st.rerun()
+            if attempt(act.move_to_front, w.run) is not None:
+                st.rerun()
         if row.button("✖️ " + t("queue.cancel"), key=f"{key}_cancel_{w.run.id}"):
-            st.toast(t("queue.cancelled", name=w.run.name) if queue.cancel(w.run.id) else t("queue.already_started"))
-            st.rerun()
+            cancelled = attempt(act.cancel, w.run)
+            if cancelled is not None:
+                st.toast(t("queue.cancelled", name=w.run.name) if cancelled else t("queue.already_started"))
+                st.rerun()
     st.caption(t("queue.policy"))
 
 

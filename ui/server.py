@@ -7,7 +7,11 @@ import streamlit as st
 
 from core.app.access import PASSWORD_ENV, is_loopback
 
-__all__ = ["configured_password", "server_exposed"]
+__all__ = ["configured_password", "server_exposed", "oidc_configured", "behind_proxy", "shared_server",
+           "client_address"]
+
+# A request that carries one of these came through a reverse proxy: people elsewhere reach this server.
+FORWARDED_HEADERS = ("x-forwarded-for", "forwarded", "x-real-ip", "x-forwarded-host", "x-forwarded-proto")
 
 
 def configured_password() -> str | None:
@@ -20,5 +24,37 @@ def configured_password() -> str | None:
         return None
 
 
+def oidc_configured() -> bool:
+    """Sign-in with OpenID Connect: an [auth] section in .streamlit/secrets.toml."""
+    try:
+        return "auth" in st.secrets
+    except FileNotFoundError:
+        return False
+
+
+def behind_proxy() -> bool:
+    """This session's request came through a reverse proxy (forwarded headers)."""
+    headers = st.context.headers
+    return any(headers.get(h) for h in FORWARDED_HEADERS)
+
+
+def client_address() -> str:
+    """The browser's address: the first forwarded hop when a proxy on this machine passed the request on, else
+    the connection's. (A forged header only moves an attacker to another address's count; the throttle's
+    line across all addresses still holds.)"""
+    direct = st.context.ip_address or ""
+    forwarded = st.context.headers.get("x-forwarded-for", "")
+    if forwarded and (not direct or is_loopback(direct)):
+        return forwarded.split(",")[0].strip()
+    return direct or "unknown"
+
+
 def server_exposed() -> bool:
-    return not is_loopback(st.get_option("server.address"))
+    """Other machines can reach this server: it listens beyond loopback, or this request was forwarded."""
+    return not is_loopback(st.get_option("server.address")) or behind_proxy()
+
+
+def shared_server() -> bool:
+    """More than one person may use this server: exposed, or a password or sign-in is configured. Only a server
+    that is none of these (one person on their own machine) may read any folder."""
+    return server_exposed() or configured_password() is not None or oidc_configured()

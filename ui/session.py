@@ -13,11 +13,12 @@ from core.data.folders import SPLIT_FILES, MnistFolder, load_arrays, validate_mn
 from core.runs import launcher
 from core.runs.store import RunStore, default_data_dir
 from ui.i18n import say
-from ui.server import server_exposed
+from ui.server import shared_server
 
 DISPATCH_ENV = "STUDIO_DISPATCH"
 
-__all__ = ["get_store", "get_config", "set_config", "split_arrays", "check_user_path", "default_download_dir"]
+__all__ = ["get_store", "get_config", "set_config", "split_arrays", "check_user_path", "default_download_dir",
+           "check_download_target"]
 
 
 @st.cache_resource
@@ -61,7 +62,7 @@ def split_arrays(folder: MnistFolder, split: str):
 
 
 def _user_roots() -> list[Path] | None:
-    return data_roots(server_exposed(), get_store().root)
+    return data_roots(shared_server(), get_store().root)
 
 
 def check_user_path(path: str) -> Path:
@@ -71,4 +72,16 @@ def check_user_path(path: str) -> Path:
 
 def default_download_dir() -> Path:
     roots = _user_roots()
-    return Path.home() / "mnist" if roots is None else roots[-1] / "mnist"
+    return Path.home() / "mnist" if roots is None else downloads_root() / "mnist"
+
+
+def downloads_root() -> Path:
+    return get_store().root / "datasets"
+
+
+def check_download_target(path: str) -> Path:
+    """Where the Data page may download: anywhere readable on a local single-user server, else only under the
+    store's datasets folder (never into the bundled data or elsewhere the server can write)."""
+    if _user_roots() is None:
+        return check_user_path(path)
+    return check_data_path(path, [downloads_root()])

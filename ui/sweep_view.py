@@ -13,6 +13,7 @@ from core.runs import launcher
 from core.runs import sweep as sweeps
 from core.runs.store import RunStore
 from ui.charts import EPOCH_AXIS, RUN_COLOURS
+from ui.people import actions
 from ui.i18n import say, t
 from ui.present import for_room
 from ui.text import literal
@@ -53,7 +54,9 @@ def sweep_form(store: RunStore, config: TrainConfig) -> None:
         try:
             spec = sweeps.SweepSpec(config, tuple(sweeps.parse_space(f"{n}={v}") for n, v in texts.items()),
                                     sampler, int(trials), int(seeds), prune, name.strip())
-            sweep_id = sweeps.create(store, spec, submitter="dashboard")
+            act = actions()
+            sweep_id = sweeps.create(store, spec, submitter=act.person.ident)
+            act.did("sweep", target=spec.name or sweep_id, detail=sweep_id)
         except Explained as e:
             st.error(say(e))
             return
@@ -186,7 +189,7 @@ def promote(store: RunStore, info: sweeps.SweepInfo, found: list[sweeps.Setting]
     epochs = st.number_input(t("sweep.promote_epochs"), 1, 1000, info.spec.base.epochs * 3, key=f"promote_{info.id}")
     if st.button("🏆 " + t("sweep.promote", setting=_values_text(best.values)), key=f"promote_btn_{info.id}"):
         config = info.spec.base.with_(**best.values, epochs=int(epochs))
-        run_id = launcher.start(store, config, name=t("sweep.promoted_name", name=info.name)[:80])
+        run_id = actions().start(config, name=t("sweep.promoted_name", name=info.name)[:80], source="sweep promote")
         st.session_state["run_id"] = run_id
         st.switch_page("app_pages/train.py")
     st.caption(t("sweep.promote_help", name=literal(info.name)))

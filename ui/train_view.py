@@ -8,13 +8,13 @@ import pandas as pd
 import streamlit as st
 
 from core.config import TrainConfig
-from core.runs import launcher
 from core.runs.cluster import log_tail, rank_log, rank_log_dir
 from core.runs.rows import RESUMABLE, Run
 from core.runs.run_queue import RunQueue
 from core.runs.store import RunStore
 from ui.curves import CurveOptions, History, curves, downsampling_note, read_history
 from ui.format import STATUS_ICONS, fmt_duration
+from ui.people import actions, attempt
 from ui.i18n import label, language, say, status_word, t
 from ui.live import run_snapshot, shared_views
 from ui.pacing import controls, notice_text, pacing
@@ -58,7 +58,7 @@ def start_button(store: RunStore, config: TrainConfig, disabled_by: bool = False
                      help=t("train.queues_when_busy") if busy else None):
         return False
     try:
-        run_id = launcher.start(store, config, name=name or None)
+        run_id = actions().start(config, name=name or None)
     except (ValueError, OSError) as e:
         st.error(t("train.could_not_start", error=say(e)))
         return False
@@ -86,6 +86,8 @@ def draw_run(store: RunStore, view: RunView) -> None:
     curves first when presenting)."""
     run = view.run
     st.subheader(f"{STATUS_ICONS.get(run.status, '')} {literal(run.name)} — {status_word(run.status)}")
+    if run.submitter:
+        st.caption(t("runs.owned_by", owner=literal(run.submitter)))
     if run.active:
         controls(store, run)
     if presenting():  # the curves first, then the lesson's controls and the figures
@@ -154,8 +156,8 @@ def _resume_button(store: RunStore, run: Run) -> None:
     if st.button("🔁 " + t("train.resume_from_checkpoint"), key="resume_run", disabled=why is not None,
                  help=say(why) if why else t("train.resume_help")):
         try:
-            launcher.resume(store, run.id)
-            st.rerun(scope="app")
+            if attempt(actions().resume_run, run) is not None:
+                st.rerun(scope="app")
         except ValueError as e:
             st.error(say(e))
         except OSError as e:

@@ -118,7 +118,7 @@ def export(path: str | os.PathLike, fmt: str, out_dir: str | os.PathLike) -> Pat
         return _export(path, fmt, out_dir)
 
 
-def import_checkpoint(store: RunStore, data: bytes, filename: str) -> str:
+def import_checkpoint(store: RunStore, data: bytes, filename: str, owner: str = "") -> str:
     """Validate an uploaded checkpoint and add it to the store as a finished run. Raises CheckpointError
     (and leaves nothing behind) when the file is empty, too big, not a checkpoint or of a foreign network."""
     from core.model import checkpoint  # deferred: MindSpore
@@ -132,7 +132,7 @@ def import_checkpoint(store: RunStore, data: bytes, filename: str) -> str:
             model = checkpoint.load(tmp, name=filename)  # messages name the user's file, not ours
             checkpoint.check_finite(model, filename)
         run_id = store.create_run(model.config, name=f"upload: {Path(filename).stem}"[:80], source="upload",
-                                  status="starting", exclusive=False)
+                                  status="starting", exclusive=False, submitter=owner)
         final = store.checkpoint_path(run_id)
         final.parent.mkdir(parents=True, exist_ok=True)
         os.replace(tmp, final)

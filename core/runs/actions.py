@@ -2,7 +2,7 @@
 
 Each action checks core/runs/people.py's rule (owner or admin for controls; anyone for starting and copying),
 writes a line to the store's `history` table (who, what, which run, when; refused attempts too) and then acts.
-Admins read the history on the Runs page.
+Admins read the history on the Runs page. The `history` table is in the store's schema (core/runs/store.py).
 """
 from __future__ import annotations
 
@@ -18,15 +18,6 @@ from core.runs.store import RunStore
 
 __all__ = ["Actions", "HistoryLine", "history", "record"]
 
-HISTORY_SCHEMA = """
-CREATE TABLE IF NOT EXISTS history (
-    id INTEGER PRIMARY KEY AUTOINCREMENT, t REAL NOT NULL, who TEXT NOT NULL, action TEXT NOT NULL,
-    run_id TEXT NOT NULL DEFAULT '', target TEXT NOT NULL DEFAULT '', detail TEXT NOT NULL DEFAULT '',
-    allowed INTEGER NOT NULL DEFAULT 1
-);
-"""
-
-
 @dataclass(frozen=True)
 class HistoryLine:
     t: float
@@ -38,18 +29,9 @@ class HistoryLine:
     allowed: bool
 
 
-def _ensure(store: RunStore) -> None:
-    if getattr(store, "_history_ready", False):
-        return
-    with store._connect() as db:
-        db.executescript(HISTORY_SCHEMA)
-    store._history_ready = True
-
-
 def record(store: RunStore, who: str, action: str, run_id: str = "", target: str = "", detail: str = "",
            allowed: bool = True) -> None:
     """One line of the history (who did or tried what)."""
-    _ensure(store)
     with store._connect() as db:
         db.execute("INSERT INTO history (t, who, action, run_id, target, detail, allowed) VALUES (?, ?, ?, ?, ?, ?, ?)",
                    (time.time(), who or "someone", action, run_id, target, detail, int(allowed)))
@@ -57,7 +39,6 @@ def record(store: RunStore, who: str, action: str, run_id: str = "", target: str
 
 def history(store: RunStore, limit: int = 500) -> list[HistoryLine]:
     """The newest actions first."""
-    _ensure(store)
     with store._connect() as db:
         rows = db.execute("SELECT t, who, action, run_id, target, detail, allowed FROM history ORDER BY id DESC "
                           "LIMIT ?", (limit,)).fetchall()
@@ -105,13 +86,15 @@ class Actions:
         self._allow("resume_run", run)
         return launcher.resume(self.store, run.id)
 
-    def rename(self, run: Run, name: str) -> None:
+    def rename(self, run: Run, name: str) -> bool:
         self._allow("rename", run, detail=name)
         self.store.rename(run.id, name)
+        return True
 
-    def delete(self, run: Run) -> None:
+    def delete(self, run: Run) -> bool:
         self._allow("delete", run)
         self.store.delete(run.id)
+        return True
 
     def cancel(self, run: Run) -> bool:
         self._allow("cancel", run)

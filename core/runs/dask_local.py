@@ -44,7 +44,7 @@ class Cluster:
                 str(DASK), "worker", self.address, "--host", "127.0.0.1", "--worker-port", address.rsplit(":", 1)[1],
                 "--nanny-port", str(free_port()), "--dashboard-address", "127.0.0.1:0", "--nthreads", "1",
                 "--resources", "train=1", "--local-directory", str(folder / f"worker{i}")])
-        from distributed import Client
+        from distributed import Client  # deferred: like every Dask import (core/runs/dask_executor.py)
         with Client(self.address, timeout=30) as client:
             client.wait_for_workers(workers, timeout=60)
 

@@ -8,18 +8,24 @@ who may do everything. No Streamlit here: pages, the command line and tests all 
 """
 from __future__ import annotations
 
+import hashlib
 import os
+import time
+import unicodedata
 from dataclasses import dataclass
 
-from core.messages import Explained
+from core.messages import Explained, Message
 from core.runs.rows import Run
+from core.runs.store import RunStore
 
-__all__ = ["ADMINS_ENV", "Person", "NotAllowed", "admins", "person", "LOCAL", "CONTROLS"]
+__all__ = ["ADMINS_ENV", "Person", "NotAllowed", "admins", "person", "LOCAL", "CONTROLS", "claim_name",
+           "MAX_NAME"]
+MAX_NAME = 40
 
 ADMINS_ENV = "STUDIO_ADMINS"
 # What only a run's owner or an admin may do (everyone may view, start, copy settings and re-run).
-CONTROLS = ("pause", "resume", "stop", "step", "learning_rate", "delay", "rename", "delete", "export", "cancel",
-            "move_to_front", "resume_run", "fine_tune")
+CONTROLS = ("pause", "resume", "stop", "step", "learning_rate", "delay", "rename", "delete", "cancel",
+            "move_to_front", "resume_run")
 
 
 class NotAllowed(Explained, PermissionError):
@@ -52,16 +58,36 @@ class Person:
     def check(self, what: str, run: Run) -> None:
         """NotAllowed (saying who may) unless this person may do `what` to run."""
         if not self.may(what, run):
-            raise NotAllowed("not_allowed", what=what, name=run.name, owner=run.submitter or "nobody",
+            raise NotAllowed("not_allowed", what=Message(f"action_{what}"), name=run.name, owner=run.submitter or "nobody",
                              admins=", ".join(sorted(admins())) or ADMINS_ENV)
 
 
-def person(name: str, email: str = "", single_user: bool = False) -> Person:
-    """The person acting: an admin when listed in STUDIO_ADMINS (by name or e-mail), or the only person of a
-    single-user server."""
+def person(name: str, email: str = "", single_user: bool = False, proven: bool = True) -> Person:
+    """The person acting: an admin when listed in STUDIO_ADMINS (by name or e-mail) and their identity is proven
+    (signed in with OpenID Connect, or the OS user of a command line), or the only person of a single-user
+    server. A display name given on a shared-password server proves nothing, so it never makes an admin."""
     listed = admins()
-    admin = single_user or name.strip().lower() in listed or (email.strip().lower() in listed if email else False)
-    return Person(name.strip(), email.strip(), admin)
+    named = name.strip().lower() in listed or (email.strip().lower() in listed if email else False)
+    return Person(name.strip(), email.strip(), single_user or (proven and named))
+
+
+def claim_name(store: RunStore, name: str, token: str) -> Message | None:
+    """Take a display name for the browser holding `token` (a secret kept in its cookie); None when it is this
+    browser's (new or already), else why not. One browser per name, so nobody can act as another by typing their
+    name; names listed as admins cannot be taken this way at all."""
+    name = unicodedata.normalize("NFC", name.strip())
+    if not name or len(name) > MAX_NAME or any(unicodedata.category(c).startswith("C") for c in name):
+        return Message("name_invalid", {"n": MAX_NAME})
+    if name.lower() in admins():
+        return Message("name_reserved", {"name": name})
+    digest = hashlib.sha256(token.encode()).hexdigest()
+    with store._tx() as db:
+        row = db.execute("SELECT token_sha256 FROM people WHERE name = ?", (name,)).fetchone()
+        if row is None:
+            db.execute("INSERT INTO people (name, token_sha256, created) VALUES (?, ?, ?)", (name, digest, time.time()))
+        elif row["token_sha256"] != digest:
+            return Message("name_taken", {"name": name})
+    return None
 
 
 LOCAL = Person("", admin=True, signed_in=False)  # a local single-user server's one person

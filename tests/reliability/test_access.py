@@ -12,7 +12,15 @@ from core.app.access import check_data_path, data_roots, is_loopback, password_m
 from core.runs.ids import check_run_id
 from core import PROJECT_ROOT
 from core.data.idx import DataError
+from core.app.throttle import Throttle
 from tests.apptest import page
+
+
+def give_name(at, name: str) -> None:
+    """A shared-password server asks each browser for a display name once, after the password."""
+    at.text_input(key="display_name_input").input(name)
+    at.button[0].click().run()
+    assert not at.exception, [e.value for e in at.exception]
 
 
 @pytest.fixture
@@ -32,7 +40,7 @@ def test_the_gate_is_off_on_loopback_without_a_password(store):
 
 def test_the_gate_asks_for_the_password_and_lets_the_right_one_in(store, monkeypatch):
     monkeypatch.setenv("STUDIO_PASSWORD", "s3cret team")
-    monkeypatch.setattr("ui.gate.FAILED_WAIT_S", 0.0)
+    monkeypatch.setattr("ui.gate.THROTTLE", Throttle(spacing_s=0.0))
     at = page("runs")
     assert [t.value for t in at.title] == ["🧠 MindSpore Training Studio"]  # nothing of the app is drawn
     assert not at.sidebar.markdown
@@ -44,6 +52,7 @@ def test_the_gate_asks_for_the_password_and_lets_the_right_one_in(store, monkeyp
     at.button[0].click().run()
     assert not at.exception, [e.value for e in at.exception]
     assert at.session_state["_access"] == "granted"
+    give_name(at, "Ann")
     at.switch_page("app_pages/runs.py").run()
     assert at.title[0].value.endswith("Runs")
 
@@ -60,6 +69,7 @@ def test_an_exposed_server_keeps_data_paths_inside_its_roots(store, exposed, mon
     at = page("runs")
     at.text_input(key="login_password").input("pw")
     at.button[0].click().run()
+    give_name(at, "Ann")
     at.switch_page("app_pages/data.py").run()
     at.radio(key="data_source").set_value("folder").run()
     at.text_input(key="folder_path").input(str(small_mnist)).run()  # a real MNIST folder, but outside

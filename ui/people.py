@@ -1,0 +1,139 @@
+"""Who is using this browser session, asked once before any page (after the password gate):
+
+- OpenID Connect (an `[auth]` section in .streamlit/secrets.toml): Streamlit's st.login / st.user / st.logout;
+  the person is the signed-in user (their e-mail is what runs record as owner).
+- A shared password: a display name, given once per browser and kept across reloads in a cookie with a random
+  token; the name belongs to that browser (core/runs/people.claim_name), so nobody takes over another's runs by
+  typing their name.
+- A local single-user server (loopback, no password, no sign-in): one person, who may do everything.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import json
+import secrets
+from urllib.parse import quote, unquote
+
+from typing import Callable, TypeVar
+
+import pandas as pd
+import streamlit as st
+
+from core.runs.actions import Actions, history
+from core.runs.people import LOCAL, MAX_NAME, NotAllowed, Person, claim_name, person
+from core.runs.rows import Run
+from ui.i18n import say, t
+from ui.server import configured_password, oidc_configured
+from ui.session import get_store
+
+__all__ = ["identify", "current_person", "actions", "attempt", "owner_label", "history_panel", "COOKIE"]
+
+T = TypeVar("T")
+COOKIE = "studio_person"  # "<token>:<name>" of a shared-password server's display name
+_KEY = "_person"
+
+
+def identify() -> None:
+    """Stop the script until this session's person is known (signing in or giving a name as needed)."""
+    if _KEY in st.session_state and not oidc_configured():
+        _write_cookie()
+        return
+    if oidc_configured():
+        st.session_state[_KEY] = _signed_in()
+    elif configured_password() is None:
+        st.session_state[_KEY] = LOCAL
+    else:
+        st.session_state[_KEY] = _display_name()
+
+
+def current_person() -> Person:
+    return st.session_state.get(_KEY, LOCAL)
+
+
+def actions() -> Actions:
+    """What this session's person does to the runs: checked and recorded in core (core/runs/actions.py)."""
+    return Actions(get_store(), current_person())
+
+
+def attempt(act: Callable[..., T], *args) -> T | None:
+    """Do an action; a refusal (not the run's owner nor an admin) is said on the page and gives None."""
+    try:
+        return act(*args)
+    except NotAllowed as e:
+        st.error(say(e))
+        return None
+
+
+def owner_label(run: Run) -> str:
+    """Who a run belongs to, as pages show it."""
+    return run.submitter or t("runs.owner_nobody")
+
+
+def history_panel(store) -> None:
+    """Who did what, when (the store's history: starts, controls, renames, deletes, uploads, exports, sweeps,
+    refused attempts marked)."""
+    lines = history(store)
+    with st.expander("📜 " + t("runs.history", n=len(lines))):
+        st.dataframe(pd.DataFrame([{
+            t("runs.history_when"): dt.datetime.fromtimestamp(h.t).strftime("%Y-%m-%d %H:%M:%S"),
+            t("runs.history_who"): h.who, t("runs.history_what"): h.action, t("runs.history_run"): h.target,
+            t("runs.history_detail"): h.detail, t("runs.history_allowed"): h.allowed} for h in lines]),
+            hide_index=True, width="stretch")
+
+
+def _signed_in() -> Person:
+    if not st.user.is_logged_in:
+        st.title("🧠 " + t("common.app_name"))
+        st.write(t("gate.sign_in_why"))
+        if st.button("🔑 " + t("gate.sign_in"), key="sign_in", type="primary"):
+            st.login()
+        st.stop()
+    email, name = str(st.user.get("email") or ""), str(st.user.get("name") or st.user.get("email") or "")
+    with st.sidebar:
+        st.caption(t("gate.signed_in_as", name=name))
+        if st.button(t("gate.sign_out"), key="sign_out"):
+            st.logout()
+    return person(name, email)
+
+
+def _display_name() -> Person:
+    token, name = _from_cookie()
+    if token and name and claim_name(get_store(), name, token) is None:
+        return person(name, proven=False)
+    st.title("🧠 " + t("common.app_name"))
+    with st.form("display_name"):
+        given = st.text_input(t("gate.your_name"), max_chars=MAX_NAME, key="display_name_input",
+                              help=t("gate.your_name_help"))
+        submitted = st.form_submit_button(t("gate.enter"))
+    if submitted:
+        token = token or secrets.token_urlsafe(24)
+        refused = claim_name(get_store(), given, token)
+        if refused is None:
+            _remember(token, given.strip())
+            st.session_state[_KEY] = person(given.strip(), proven=False)
+            st.rerun()
+        st.error(say(refused))
+    st.stop()
+
+
+def _from_cookie() -> tuple[str, str]:
+    cookie = st.context.cookies.get(COOKIE)
+    raw = (unquote(cookie) if isinstance(cookie, str) else "") or st.session_state.get("_person_cookie", "")
+    token, _, name = raw.partition(":")
+    return token, name
+
+
+def _remember(token: str, name: str) -> None:
+    """Keep the name in this browser: a cookie the next page load sends (written by the next run's page, as
+    this one ends in a rerun; this session keeps the name meanwhile)."""
+    value = f"{token}:{name}"
+    st.session_state["_person_cookie"] = st.session_state["_cookie_to_write"] = value
+
+
+def _write_cookie() -> None:
+    value = st.session_state.pop("_cookie_to_write", None)
+    if value is None:
+        return
+    cookie = json.dumps(f"{COOKIE}={quote(value, safe='')}; path=/; max-age=31536000; SameSite=Strict")
+    script = "<script>document.cookie = " + cookie.replace("</", "<\\/") + ";</script>"
+    st.html(script, unsafe_allow_javascript=True)
