@@ -43,8 +43,8 @@ queue_panel(store, key="runs_queue")
 table = pd.DataFrame([{
     "name": r.name, "status": status_word(r.status), "network": label(r.config.network),
     "best val acc": r.best_val_acc, "epochs": f"{r.epoch}/{r.config.epochs}", "duration": fmt_duration(r.duration),
-    "created": dt.datetime.fromtimestamp(r.created).strftime("%Y-%m-%d %H:%M"), "owner": owner_label(r),
-    "source": r.source,
+    "created": dt.datetime.fromtimestamp(r.created).strftime("%Y-%m-%d %H:%M"),
+    "owner": f"{r.submitter} · {r.source}" if r.submitter else r.source,  # who, and from where
 } for r in runs])
 st.dataframe(table, hide_index=True, width="stretch",
              column_config={**{c: t(f"runs.col_{c.replace(' ', '_')}") for c in table.columns},
