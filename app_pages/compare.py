@@ -92,7 +92,7 @@ again = st.selectbox(t("compare.rerun_which"), chosen, key="rerun_which",
 if st.button("🔁 " + t("compare.rerun"), key="rerun", help=t("train.queues_when_busy")):
     try:
         run_id = actions().start(store.replay_config(again) or by_id[again].config,
-                                 name=t("compare.rerun_name", name=by_id[again].name)[:80], source="re-run")
+                                 name=t("compare.rerun_name", name=by_id[again].name)[:80])
         st.session_state["run_id"] = run_id
         st.switch_page("app_pages/train.py")
     except (ValueError, OSError) as e:

@@ -1,6 +1,9 @@
 """Load test: concurrent sessions against `streamlit run app.py` on 127.0.0.1 while a run trains.
 
-    .venv/bin/python -m bench.load_test [--sessions 20] [--browsers 4] [--seconds 60]
+    .venv/bin/python -m bench.load_test [--sessions 66] [--browsers 6] [--seconds 60]
+
+The default is a class at once: 60 viewers (websocket sessions) and 6 real browsers drawing, while the queue
+trains (the measured run is started through the queue, with another queued behind it).
 
 --browsers real Chromium sessions draw digits on Draw & predict (each stroke is a predict); the other
 sessions are websocket clients (bench/ws_client.py) on the live Train page, re-running its fragments every
@@ -27,6 +30,7 @@ from types import SimpleNamespace
 
 from core.config import TrainConfig
 from core import PROJECT_ROOT
+from core.runs.run_queue import RunQueue
 from core.runs.store import RunStore
 from tests.helpers import cli, wait_for
 from tests.server import CHROMIUM, CHROMIUM_ARGS, start_server
@@ -54,7 +58,8 @@ def cpu_seconds(pid: int) -> float:
 def training_rate(store: RunStore, config: TrainConfig, window_s: float, during=None) -> dict:
     """Start a run, wait for its steady state, count steps over window_s (running `during` meanwhile)."""
     from core.runs import launcher
-    run_id = launcher.start(store, config, name="load-test")
+    run_id = launcher.start(store, config, name="load-test")  # through the queue, as every Start
+    behind = launcher.start(store, config.with_(epochs=1), name="queued behind it")  # the queue holds one more
     wait_for(lambda: store.get(run_id).step > 20, timeout=180, what="training to reach steady state")
     worker_pid = store.get(run_id).pid
     s0, t0, c0 = store.get(run_id).step, time.monotonic(), cpu_seconds(worker_pid)
@@ -62,6 +67,7 @@ def training_rate(store: RunStore, config: TrainConfig, window_s: float, during=
         extra = during(window_s) if during else time.sleep(window_s)
         s1, t1, c1 = store.get(run_id).step, time.monotonic(), cpu_seconds(worker_pid)
     finally:
+        RunQueue(store).cancel(behind)
         launcher.stop(store, run_id)
         wait_for(lambda: not store.get(run_id).active, timeout=30, what="the run to stop")
     steps = s1 - s0
@@ -124,6 +130,8 @@ def _watcher_figures(watchers: list, elapsed: float) -> dict:
             "watcher_mb_received": sum(w.bytes_received for w in watchers) / 1e6,
             "watcher_updates_per_s_each": (sum(w.scripts_finished for w in watchers) / len(watchers) / elapsed
                                            if watchers else None),
+            "watcher_min_updates_per_s": min((w.scripts_finished / elapsed for w in watchers), default=None),
+            "watchers_below_half_an_update_per_s": sum(w.scripts_finished / elapsed < 0.5 for w in watchers),
             "watcher_exception_samples": sorted({e for w in watchers for e in w.exceptions})[:5],
             "watcher_error_samples": sorted({e for w in watchers for e in w.errors})[:5]}
 
@@ -168,8 +176,8 @@ def drive_load(server_url: str, server_pid: int, sessions: int, browsers: int, s
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--sessions", type=int, default=20)
-    ap.add_argument("--browsers", type=int, default=4, help="how many of the sessions are real browsers")
+    ap.add_argument("--sessions", type=int, default=66)
+    ap.add_argument("--browsers", type=int, default=6, help="how many of the sessions are real browsers")
     ap.add_argument("--seconds", type=float, default=60.0)
     ap.add_argument("--json", default=str(PROJECT_ROOT / "bench" / "results" / "load.json"))
     args = ap.parse_args(argv)
@@ -207,6 +215,7 @@ def main(argv=None) -> int:
         "baseline_samples_per_s": baseline["samples_per_s"], "server_idle_samples_per_s": idle["samples_per_s"],
         "under_load_samples_per_s": loaded["samples_per_s"],
         "slowdown_vs_baseline": baseline["samples_per_s"] / loaded["samples_per_s"],
+        "slowdown_vs_idle_server": idle["samples_per_s"] / loaded["samples_per_s"],
         "server_alive_after": server_alive, "server_log_tracebacks": log.count("Traceback"), **load,
     }
     Path(args.json).parent.mkdir(parents=True, exist_ok=True)

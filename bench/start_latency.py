@@ -3,7 +3,8 @@
     .venv/bin/python -m bench.start_latency [--reps 2]
 
 A server on 127.0.0.1 with a fresh run store; for each network, Configure → click "Start training" → the
-Train page's progress shows step ≥ 1; runs one after another. Also split, from the store: the click to the
+Train page's progress shows step ≥ 1; runs one after another; on a server with warm workers (the default:
+core/runs/warm_pool.py) and on one without, interleaved. Also split, from the store: the click to the
 worker's start (process start, imports), the first graph call (compilation included), the training time at
 the first step, and from the first step's end (its log line) to the page showing it.
 Results: bench/results/start_latency.json (date, versions, machine).
@@ -25,7 +26,12 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from core.runs.store import RunStore  # noqa: E402
+from core.runs.warm_pool import log_path  # noqa: E402
+from core.warm_worker import READY  # noqa: E402
 from tests.server import CHROMIUM, CHROMIUM_ARGS, start_server  # noqa: E402
+
+
+WARM_UP_S = 3.0  # after both warm workers said they are ready
 
 
 def one_start(page, url: str, store: RunStore, network: str) -> dict:
@@ -59,25 +65,41 @@ def one_start(page, url: str, store: RunStore, network: str) -> dict:
             "status": store.get(run.id).status}
 
 
+def one_server(browser, warm: bool, rep: int) -> list[dict]:
+    """A fresh server and store (with or without warm workers), a Start of each network on it."""
+    root = Path(tempfile.mkdtemp(prefix="start-latency-"))
+    server, store, rows = start_server(root, extra_env={"STUDIO_WARM_WORKERS": "1" if warm else "0"}), RunStore(root), []
+    try:
+        page = browser.new_page(viewport={"width": 1400, "height": 900})
+        if warm:  # as a server has long done before anyone presses Start: both workers loaded, then a breath
+            deadline = time.monotonic() + 120
+            while time.monotonic() < deadline and not all(
+                    READY in (log_path(store, n).read_text() if log_path(store, n).exists() else "")
+                    for n in ("lenet5", "mlp")):
+                time.sleep(0.5)
+            time.sleep(WARM_UP_S)
+        for network in ("lenet5", "mlp"):
+            row = one_start(page, server.url, store, network) | {"run_of_setting": rep + 1, "warm_workers": warm}
+            rows.append(row)
+            print(json.dumps(row), flush=True)
+        page.close()
+    finally:
+        server.stop()
+    return rows
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--reps", type=int, default=2)
     args = ap.parse_args()
     from playwright.sync_api import sync_playwright
-    root = Path(tempfile.mkdtemp(prefix="start-latency-"))
-    server, store, rows = start_server(root), RunStore(root), []
-    try:
-        with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-            page = browser.new_page(viewport={"width": 1400, "height": 900})
-            for rep in range(args.reps):
-                for network in ("lenet5", "mlp"):
-                    row = one_start(page, server.url, store, network) | {"run_of_setting": rep + 1}
-                    rows.append(row)
-                    print(json.dumps(row), flush=True)
-            browser.close()
-    finally:
-        server.stop()
+    rows = []
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        for rep in range(args.reps):
+            for warm in (False, True):  # interleaved: a server without warm workers, then one with them
+                rows += one_server(browser, warm, rep)
+        browser.close()
     out = {"command": "python -m bench.start_latency " + " ".join(sys.argv[1:]),
            "date": time.strftime("%Y-%m-%d %H:%M %Z"), "machine": f"{platform.machine()}, {os.cpu_count()} cores",
            "python": platform.python_version(), "versions": {p: version(p) for p in ("mindspore", "streamlit")},

@@ -18,7 +18,6 @@ import platform
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from importlib.metadata import version
 from pathlib import Path

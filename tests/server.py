@@ -7,6 +7,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -42,7 +43,10 @@ def start_server(store: Path, port: int | None = None, extra_env: dict | None = 
                  address: str = "127.0.0.1") -> Server:
     """Start the app with its run store in `store`; returns once /_stcore/health answers."""
     port = port or free_port()
-    env = dict(os.environ, STUDIO_DATA_DIR=str(store), PYTHONPATH=str(PROJECT_ROOT), STUDIO_DISPATCH="1")
+    # Warm workers (two processes loading MindSpore at the server's start) are off unless a test asks for them:
+    # on two cores they would slow every browser test's start; tests/test_warm_pool.py and the teams test cover them.
+    env = dict(os.environ, STUDIO_DATA_DIR=str(store), PYTHONPATH=str(PROJECT_ROOT), STUDIO_DISPATCH="1",
+               STUDIO_WARM_WORKERS="0")
     env.update(extra_env or {})
     Path(store).mkdir(parents=True, exist_ok=True)
     log_path = Path(store) / f"server-{port}-{time.time_ns()}.log"
@@ -72,3 +76,22 @@ def require_chromium(pytest) -> None:
             raise RuntimeError("Chromium is required here: apt-get install chromium chromium-driver")
         pytest.skip("Chromium is not installed (apt-get install chromium chromium-driver); CI runs this test",
                     allow_module_level=True)
+
+
+@contextmanager
+def served_browser(root: Path, shots: Path | None = None):
+    """An app server on the store in root and one headless Chromium: (url, store, browser) while it lasts; the
+    server's log tail is printed at the end (pytest shows it when a test failed)."""
+    from playwright.sync_api import sync_playwright  # deferred: only browser tests need Playwright
+    from core.runs.store import RunStore
+    srv = start_server(root)
+    if shots is not None:
+        shots.mkdir(parents=True, exist_ok=True)
+    try:
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            yield srv.url, RunStore(root), browser
+            browser.close()
+    finally:
+        srv.stop()
+        print(srv.log()[-3000:])

@@ -9,12 +9,12 @@ import pytest
 from core.app import model_service
 from core.runs.handwriting import HandwritingSet
 from core.runs.store import RunStore
-from tests.server import CHROMIUM, CHROMIUM_ARGS, require_chromium, start_server
+from tests.server import require_chromium, served_browser
 from tests.test_browser import SHOTS, shot
 
 require_chromium(pytest)
 
-from playwright.sync_api import expect, sync_playwright  # noqa: E402
+from playwright.sync_api import expect  # noqa: E402
 
 SEVEN = [(70, 60), (210, 60), (165, 130), (130, 200), (115, 240)]  # canvas pixels: the bar, then the stem
 FOUR = [[(170, 50), (80, 170), (200, 170)], [(160, 110), (160, 250)]]
@@ -25,14 +25,8 @@ NINE = [[(190, 80), (140, 50), (95, 85), (110, 130), (180, 120), (190, 80), (175
 def learner(tmp_path_factory, trained_ckpt):
     root = tmp_path_factory.mktemp("learner-store")
     model_service.import_checkpoint(RunStore(root), trained_ckpt.read_bytes(), "mlp.ckpt")
-    srv = start_server(root)
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield srv.url, RunStore(root), browser
-        browser.close()
-    srv.stop()
-    print(srv.log()[-3000:])
+    with served_browser(root, SHOTS) as served:
+        yield served
 
 
 def cell_caption(page) -> str:

@@ -7,27 +7,19 @@ import time
 
 import pytest
 
-from core.runs.store import RunStore
 from tests.helpers import wait_for
-from tests.server import CHROMIUM, CHROMIUM_ARGS, require_chromium, start_server
+from tests.server import require_chromium, served_browser
 from tests.test_browser import SHOTS, shot
 
 require_chromium(pytest)
 
-from playwright.sync_api import expect, sync_playwright  # noqa: E402
+from playwright.sync_api import expect  # noqa: E402
 
 
 @pytest.fixture(scope="module")
 def lesson(tmp_path_factory):
-    root = tmp_path_factory.mktemp("lesson-store")
-    srv = start_server(root)
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield srv.url, RunStore(root), browser
-        browser.close()
-    srv.stop()
-    print(srv.log()[-3000:])
+    with served_browser(tmp_path_factory.mktemp("lesson-store"), SHOTS) as served:
+        yield served
 
 
 CURVES = '[data-testid="stPlotlyChart"]'

@@ -4,9 +4,7 @@ other. Alice's run is recorded as hers (her e-mail); Bob sees it and its owner b
 import os
 import shutil
 import subprocess
-import time
 import urllib.request
-from pathlib import Path
 
 import pytest
 
@@ -90,9 +88,9 @@ def test_two_users_sign_in_one_after_the_other_and_each_owns_what_they_start(tmp
             sign_in(bob, server.url, "bob")
             nav(bob, "Train")
             expect(bob.get_by_text("owner: alice@example.com").first).to_be_visible(timeout=30_000)
-            expect(bob.get_by_role("button", name="Pause")).to_have_count(0)
+            expect(bob.get_by_role("button", name="⏸️ Pause", exact=True)).to_have_count(0)
             shot(bob, "signin-1-bob-sees-alices-run")
-            alice.get_by_role("button", name="Stop").click()
+            alice.get_by_role("button", name="⏹️ Stop", exact=True).click()
             wait_for(lambda: store.list_runs()[0].status == "stopped", 15, "Alice's stop")
             bob.get_by_role("button", name="Sign out").click()
             bob.get_by_role("button", name="Yes, sign me out").click()  # the provider asks

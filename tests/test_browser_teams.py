@@ -29,7 +29,7 @@ def sign_in(page, url: str, name: str | None, password: str = "class pw") -> Non
 
 def test_a_student_sees_the_teachers_run_and_its_owner_but_cannot_pause_or_stop_it(tmp_path):
     root = tmp_path / "store"
-    server = start_server(root, extra_env={"STUDIO_PASSWORD": "class pw"})
+    server = start_server(root, extra_env={"STUDIO_PASSWORD": "class pw", "STUDIO_WARM_WORKERS": "1"})  # as deployed
     SHOTS.mkdir(parents=True, exist_ok=True)
     store = RunStore(root)
     try:
@@ -44,6 +44,7 @@ def test_a_student_sees_the_teachers_run_and_its_owner_but_cannot_pause_or_stop_
             teacher.get_by_role("button", name="Start training").click()
             wait_for(lambda: any(r.status == "running" for r in store.list_runs()), 120, "the teacher's run")
             assert store.list_runs()[0].submitter == "Teacher"
+            assert any("handed to a warm worker" in line.message for line in store.logs(store.list_runs()[0].id))
 
             sign_in(student, server.url + "/train", "Teacher")  # the teacher's name, from another browser
             expect(student.get_by_text("is already used in another browser")).to_be_visible(timeout=30_000)
@@ -52,8 +53,8 @@ def test_a_student_sees_the_teachers_run_and_its_owner_but_cannot_pause_or_stop_
             expect(student.get_by_text("owner: Teacher").first).to_be_visible(timeout=30_000)
             expect(student.get_by_text("Only its owner (Teacher) or an admin can pause, stop or pace this run.")
                    ).to_be_visible()
-            expect(student.get_by_role("button", name="Pause")).to_have_count(0)
-            expect(student.get_by_role("button", name="Stop")).to_have_count(0)
+            expect(student.get_by_role("button", name="⏸️ Pause", exact=True)).to_have_count(0)
+            expect(student.get_by_role("button", name="⏹️ Stop", exact=True)).to_have_count(0)
             shot(student, "teams-1-student-sees-the-teachers-run")
 
             student.reload()  # the name is kept in this browser: asked once
@@ -62,9 +63,9 @@ def test_a_student_sees_the_teachers_run_and_its_owner_but_cannot_pause_or_stop_
             expect(student.get_by_text("owner: Teacher").first).to_be_visible(timeout=30_000)
             expect(student.get_by_label("Your name", exact=True)).to_have_count(0)
 
-            teacher.get_by_role("button", name="Pause").click()
+            teacher.get_by_role("button", name="⏸️ Pause", exact=True).click()
             wait_for(lambda: store.list_runs()[0].status == "paused", 15, "the teacher's pause")
-            teacher.get_by_role("button", name="Stop").click()
+            teacher.get_by_role("button", name="⏹️ Stop", exact=True).click()
             wait_for(lambda: store.list_runs()[0].status == "stopped", 15, "the teacher's stop")
             browser.close()
         done = [(h.who, h.action) for h in history(store)]

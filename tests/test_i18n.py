@@ -2,7 +2,6 @@
 import ast
 import dataclasses
 import re
-from pathlib import Path
 
 import numpy as np
 import pytest

@@ -114,3 +114,14 @@ def test_fifty_parallel_wrong_passwords_are_throttled_across_sessions_and_the_ri
     assert throttle.attempt("10.0.0.7", lambda: True).granted, "another address is not locked out"
     time.sleep(2.1)
     assert throttle.attempt("127.0.0.1", lambda: True).granted, "after the lockout the right password gets in"
+
+
+def test_my_handwriting_is_each_persons_own(store):
+    import numpy as np
+    from core.runs.handwriting import HandwritingSet
+    ann, bob = HandwritingSet(store, "ann@x.example"), HandwritingSet(store, "bob@x.example")
+    first = ann.add(np.zeros((28, 28), np.uint8), 3)
+    bob.add(np.ones((28, 28), np.uint8), 7)
+    assert [d.label for d in ann.list()] == [3] and [d.label for d in bob.list()] == [7]
+    bob.delete(first)  # not his: nothing happens
+    assert [d.id for d in ann.list()] == [first]

@@ -94,7 +94,7 @@ def test_step_slow_motion_and_a_new_learning_rate_through_the_run_store(store, s
     assert store.set_step_delay(run_id, 0.25).code == "requested"
     store.request(run_id, "resume")
     wait_for(lambda: store.get(run_id).status == "running", what="resume")
-    start_step, started = store.get(run_id).step, time.monotonic()
+    start_step = store.get(run_id).step
     time.sleep(2.0)
     store.request(run_id, "pause")
     wait_for(lambda: store.get(run_id).status == "paused", what="pause in slow motion")

@@ -12,12 +12,12 @@ from core.app import model_service
 from core.data.idx import DataError
 from core.messages import Explained
 from core.model.checkpoint import CheckpointError
-from core.runs import finetune, launcher
+from core.runs import finetune
 from core.runs.handwriting import HandwritingSet
 from core.runs.rows import Run
 from core.runs.store import RunStore
 from ui.confusion import DrawTarget
-from ui.people import actions, attempt
+from ui.people import actions, attempt, current_person
 from ui.i18n import say, status_word, t
 from ui.live import SIDEBAR_POLL_S
 from ui.pacing import notice_text
@@ -40,7 +40,7 @@ def keep_drawing(store: RunStore, run: Run, image: np.ndarray, read_as: int, tar
             st.toast(t("draw.already_added"))
             return
         try:
-            HandwritingSet(store).add(image, int(label), read_as=read_as, run_id=run.id)
+            HandwritingSet(store, current_person().ident).add(image, int(label), read_as=read_as, run_id=run.id)
         except (Explained, ValueError) as e:
             st.error(say(e))
             return
@@ -50,7 +50,7 @@ def keep_drawing(store: RunStore, run: Run, image: np.ndarray, read_as: int, tar
 
 def handwriting(store: RunStore, run: Run) -> None:
     """The set, its export, and fine-tuning the chosen model on it (a toggle: it reads every drawing)."""
-    mine = HandwritingSet(store)
+    mine = HandwritingSet(store, current_person().ident)
     drawings = mine.list()
     # Keyed by whether the set is empty: open by itself once the first drawing is in.
     if not st.toggle("✍️ " + t("draw.mine", n=len(drawings)), key=f"show_mine_{bool(drawings)}", value=bool(drawings)):

@@ -27,11 +27,6 @@ __all__ = ["Dispatcher", "TICK_S", "LEASE_S"]
 TICK_S = 0.5    # a freed slot is filled within this (plus a process start)
 LEASE_S = 5.0   # a dispatcher silent this long is taken over
 
-LEASE_SCHEMA = """
-CREATE TABLE IF NOT EXISTS dispatcher (
-    id INTEGER PRIMARY KEY CHECK (id = 1), owner TEXT NOT NULL, expires REAL NOT NULL
-);
-"""
 
 
 class Dispatcher:
@@ -41,9 +36,7 @@ class Dispatcher:
         self.executor = executor  # more machines (core/runs/dask_executor.py), or None: this host only
         self.queue = queue or RunQueue(store)
         self.spawn = spawn
-        self.owner = name or f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
-        with store._connect() as db:
-            db.executescript(LEASE_SCHEMA)
+        self.owner = name or f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"  # the lease's row
 
     def holds_lease(self) -> bool:
         """Take or renew the lease; whether this dispatcher may act now."""

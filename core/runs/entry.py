@@ -10,10 +10,10 @@ from core.runs.rows import Run
 from core.runs.store import RunStore
 from core.runtime import prepare_process
 
-__all__ = ["open_run"]
+__all__ = ["open_run", "raise_interrupt"]
 
 
-def _raise_interrupt(signum, frame):
+def raise_interrupt(signum, frame):
     raise KeyboardInterrupt
 
 
@@ -32,5 +32,5 @@ def open_run(description: str, argv: list[str] | None, store_required: bool = Fa
         print(f"no run {args.run_id} in {store.db_path}", file=sys.stderr)
         return None
     prepare_process(run.config.network)
-    signal.signal(signal.SIGTERM, _raise_interrupt)
+    signal.signal(signal.SIGTERM, raise_interrupt)
     return store, run

@@ -20,12 +20,6 @@ __all__ = ["Drawing", "HandwritingSet", "MAX_DRAWINGS"]
 
 MAX_DRAWINGS = 2_000  # a person's set, not a dataset: kept small enough to list and to oversample
 
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS drawings (
-    id INTEGER PRIMARY KEY AUTOINCREMENT, image BLOB NOT NULL, label INTEGER NOT NULL, read_as INTEGER,
-    run_id TEXT, created REAL NOT NULL
-);
-"""
 
 
 @dataclass(frozen=True)
@@ -39,12 +33,10 @@ class Drawing:
 
 
 class HandwritingSet:
-    """The drawings in one run store (one set per store for now: the studio has no user names yet)."""
+    """One person's drawings in a run store (owner: as runs record it; "" on a local single-user server)."""
 
-    def __init__(self, store: RunStore):
-        self.store = store
-        with store._connect() as db:
-            db.executescript(SCHEMA)
+    def __init__(self, store: RunStore, owner: str = ""):
+        self.store, self.owner = store, owner
 
     def add(self, image: np.ndarray, label: int, read_as: int | None = None, run_id: str | None = None) -> int:
         image = np.asarray(image)
@@ -53,23 +45,23 @@ class HandwritingSet:
         if not 0 <= int(label) <= 9:
             raise ExplainedValueError("drawing_label", label=label)
         with self.store._tx() as db:
-            if db.execute("SELECT COUNT(*) FROM drawings").fetchone()[0] >= MAX_DRAWINGS:
+            if db.execute("SELECT COUNT(*) FROM drawings WHERE owner = ?", (self.owner,)).fetchone()[0] >= MAX_DRAWINGS:
                 raise ExplainedValueError("too_many_drawings", most=MAX_DRAWINGS)
-            cur = db.execute("INSERT INTO drawings (image, label, read_as, run_id, created) VALUES (?, ?, ?, ?, ?)",
-                             (image.tobytes(), int(label), read_as, run_id, time.time()))
+            cur = db.execute("INSERT INTO drawings (image, label, read_as, run_id, created, owner) VALUES "
+                             "(?, ?, ?, ?, ?, ?)", (image.tobytes(), int(label), read_as, run_id, time.time(), self.owner))
             return int(cur.lastrowid)
 
     def list(self, ids: list[int] | None = None) -> list[Drawing]:
         """Oldest first; only those ids when given (ids deleted since are left out)."""
         with self.store._connect() as db:
-            rows = db.execute("SELECT * FROM drawings ORDER BY id").fetchall()
+            rows = db.execute("SELECT * FROM drawings WHERE owner = ? ORDER BY id", (self.owner,)).fetchall()
         wanted = None if ids is None else set(ids)
         return [Drawing(r["id"], np.frombuffer(r["image"], np.uint8).reshape(28, 28).copy(), r["label"], r["read_as"],
                         r["run_id"], r["created"]) for r in rows if wanted is None or r["id"] in wanted]
 
     def delete(self, drawing_id: int) -> None:
         with self.store._connect() as db:
-            db.execute("DELETE FROM drawings WHERE id = ?", (drawing_id,))
+            db.execute("DELETE FROM drawings WHERE id = ? AND owner = ?", (drawing_id, self.owner))
 
     def arrays(self, drawings: list[Drawing] | None = None) -> tuple[np.ndarray, np.ndarray]:
         drawings = self.list() if drawings is None else drawings

@@ -18,11 +18,13 @@ from core.runs.dask_executor import DaskExecutor, scheduler_setting
 from core.runs.dispatcher import Dispatcher
 from core.runs.run_queue import RunQueue
 from core.runs.store import RunStore
+from core.runs.warm_pool import WarmPool, warm_wanted
 
 STOP_GRACE_S = 5.0  # a stop request is honoured between steps; after this the process is terminated
 
 
 _dispatchers: dict[str, Dispatcher] = {}
+_pools: dict[str, WarmPool] = {}  # warm workers, kept by the app server only (serve)
 _serving: dict[str, threading.Event] = {}
 _lock = threading.Lock()
 
@@ -45,8 +47,21 @@ def serve(store: RunStore) -> None:
             return
     dispatcher = dispatcher_for(store)
     with _lock:
+        if warm_wanted() and str(store.root) not in _pools:
+            _pools[str(store.root)] = WarmPool(store)
+            _pools[str(store.root)].fill()
         if str(store.root) not in _serving:
             _serving[str(store.root)] = dispatcher.start_thread()[1]
+
+
+def shutdown(store: RunStore) -> None:
+    """Stop this process's dispatching for the store and let its warm workers go (tests; a server's end)."""
+    with _lock:
+        stop_event, pool = _serving.pop(str(store.root), None), _pools.pop(str(store.root), None)
+    if stop_event is not None:
+        stop_event.set()
+    if pool is not None:
+        pool.close()
 
 
 def start(store: RunStore, config: TrainConfig, name: str | None = None, source: str = "dashboard",
@@ -67,7 +82,21 @@ def resume(store: RunStore, run_id: str) -> str:
 
 
 def spawn(store: RunStore, run_id: str) -> None:
-    """Start the worker process of a run the queue handed out."""
+    """Start the worker process of a run the queue handed out: a warm one waiting for its network when this
+    process keeps a pool (core/runs/warm_pool.py), else a fresh one."""
+    run, pool = store.get(run_id), _pools.get(str(store.root))
+    proc = pool.take(run.config.network, run_id) if pool is not None and run is not None and run.config.workers <= 1 \
+        else None
+    if proc is None:
+        proc = _start_worker(store, run_id)
+    else:
+        store.log(run_id, f"handed to a warm worker (pid {proc.pid}, MindSpore already loaded)")
+    store.update(run_id, pid=proc.pid)
+    # Reap the child when it ends, so that it does not linger as a zombie that looks alive.
+    threading.Thread(target=proc.wait, daemon=True, name=f"reap-{run_id}").start()
+
+
+def _start_worker(store: RunStore, run_id: str) -> subprocess.Popen:
     log = open(store.log_path(run_id), "ab")
     env = child_environment(PYTHONPATH=str(PROJECT_ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     try:
@@ -79,9 +108,7 @@ def spawn(store: RunStore, run_id: str) -> None:
         raise
     finally:
         log.close()
-    store.update(run_id, pid=proc.pid)
-    # Reap the child when it ends, so that it does not linger as a zombie that looks alive.
-    threading.Thread(target=proc.wait, daemon=True, name=f"reap-{run_id}").start()
+    return proc
 
 
 def stop(store: RunStore, run_id: str, grace_s: float = STOP_GRACE_S) -> RequestNotice:

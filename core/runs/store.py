@@ -1,5 +1,8 @@
 """The run store: one SQLite database (WAL) plus a checkpoint folder; the single source of truth for runs.
 
+Every table is created here, once, when a store is opened (runs and their records; the queue's dispatcher lease,
+sweeps, drawings, people and the history of actions), so that no module re-creates its own on every call.
+
 Workers write status, metrics, logs and checkpoints; pages read it and write requests (pause/resume/stop).
 No MindSpore import here: the app reads the store without touching MindSpore.
 """
@@ -73,6 +76,17 @@ CREATE TABLE IF NOT EXISTS history (
 CREATE TABLE IF NOT EXISTS people (
     name TEXT PRIMARY KEY COLLATE NOCASE, token_sha256 TEXT NOT NULL, created REAL NOT NULL
 );
+CREATE TABLE IF NOT EXISTS sweeps (
+    id TEXT PRIMARY KEY, name TEXT NOT NULL, spec TEXT NOT NULL, submitter TEXT NOT NULL DEFAULT '',
+    created REAL NOT NULL, status TEXT NOT NULL DEFAULT 'open'
+);
+CREATE TABLE IF NOT EXISTS drawings (
+    id INTEGER PRIMARY KEY AUTOINCREMENT, image BLOB NOT NULL, label INTEGER NOT NULL, read_as INTEGER,
+    run_id TEXT, created REAL NOT NULL, owner TEXT NOT NULL DEFAULT ''
+);
+CREATE TABLE IF NOT EXISTS dispatcher (
+    id INTEGER PRIMARY KEY CHECK (id = 1), owner TEXT NOT NULL, expires REAL NOT NULL
+);
 CREATE TABLE IF NOT EXISTS layer_stats (
     run_id TEXT NOT NULL, epoch INTEGER NOT NULL, param TEXT NOT NULL, kind TEXT NOT NULL, mean REAL, std REAL,
     min REAL, max REAL, norm REAL, zeros REAL, hist TEXT NOT NULL, PRIMARY KEY (run_id, epoch, param, kind)
@@ -85,7 +99,8 @@ ADDED_COLUMNS = (("runs", "said", "TEXT"), ("workers", "said", "TEXT"),  # messa
                  ("runs", "submitter", "TEXT NOT NULL DEFAULT ''"), ("runs", "queue_order", "REAL"),
                  ("runs", "waiter_pid", "INTEGER"), ("runs", "slots", "INTEGER NOT NULL DEFAULT 1"),  # the queue
                  ("runs", "sweep", "TEXT"), ("runs", "trial", "INTEGER"), ("runs", "trial_seed", "INTEGER"),  # sweeps
-                 ("runs", "executor", "TEXT"), ("runs", "checkpoint_epoch", "INTEGER"))  # runs on Dask workers
+                 ("runs", "executor", "TEXT"), ("runs", "checkpoint_epoch", "INTEGER"),  # runs on Dask workers
+                 ("drawings", "owner", "TEXT NOT NULL DEFAULT ''"))  # "my handwriting" is each person's
 MAX_STEP_REQUEST = 10_000
 
 

@@ -33,13 +33,6 @@ SWEEPABLE = NUMERIC + CHOICE
 MAX_TRIALS = 200
 MAX_SEEDS = 10
 
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS sweeps (
-    id TEXT PRIMARY KEY, name TEXT NOT NULL, spec TEXT NOT NULL, submitter TEXT NOT NULL DEFAULT '',
-    created REAL NOT NULL, status TEXT NOT NULL DEFAULT 'open'
-);
-"""
-
 
 @dataclass(frozen=True)
 class Space:
@@ -200,7 +193,6 @@ def create(store: RunStore, spec: SweepSpec, submitter: str) -> str:
     optuna.create_study(study_name=sweep_id, storage=_storage(store), direction="maximize",
                         sampler=_sampler(spec), pruner=_pruner(spec))
     with store._connect() as db:
-        db.executescript(SCHEMA)
         db.execute("INSERT INTO sweeps (id, name, spec, submitter, created) VALUES (?, ?, ?, ?, ?)",
                    (sweep_id, spec.name or sweep_id, spec.to_json(), submitter, time.time()))
     advance(store, sweep_id)
@@ -209,7 +201,6 @@ def create(store: RunStore, spec: SweepSpec, submitter: str) -> str:
 
 def open_sweeps(store: RunStore) -> list[tuple[str, SweepSpec, str]]:
     with store._connect() as db:
-        db.executescript(SCHEMA)
         rows = db.execute("SELECT id, spec, submitter FROM sweeps WHERE status = 'open'").fetchall()
     return [(r["id"], SweepSpec.from_json(r["spec"]), r["submitter"]) for r in rows]
 
@@ -398,7 +389,6 @@ class SweepInfo:
 def list_sweeps(store: RunStore) -> list[SweepInfo]:
     """Every sweep of the store, newest first."""
     with store._connect() as db:
-        db.executescript(SCHEMA)
         rows = db.execute("SELECT * FROM sweeps ORDER BY created DESC").fetchall()
     return [SweepInfo(r["id"], r["name"], SweepSpec.from_json(r["spec"]), r["submitter"], r["created"], r["status"])
             for r in rows]

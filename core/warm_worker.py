@@ -1,0 +1,64 @@
+"""A worker process started before it is needed, so that Start does not wait for Python and MindSpore to load:
+
+    python -m core.warm_worker NETWORK --store DIR       (started by the app server: core/runs/warm_pool.py)
+
+It sets the MindSpore environment of NETWORK (the oneDNN cap is per network and fixed at import), imports
+MindSpore and the trainer, then waits for one run id on stdin and trains that run exactly as core.worker does
+(its output then goes to the run's log). One run per process: the next is another fresh process. At the end of
+stdin without a run id (the app server has gone) it exits.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import sys
+import time
+
+from core.runs.entry import raise_interrupt
+from core.runs.store import RunStore
+from core.runtime import prepare_process
+
+READY = "warm worker ready:"  # its log says when it could take a run (bench/start_latency.py waits for it)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description="Wait, warmed up, for a run of NETWORK; then train it.")
+    ap.add_argument("network")
+    ap.add_argument("--store", required=True)
+    args = ap.parse_args(argv)
+    began = time.monotonic()
+    prepare_process(args.network)
+    signal.signal(signal.SIGTERM, raise_interrupt)
+    from core.runs.execute import execute  # deferred: warming up is loading MindSpore and the trainer now
+    print(f"{READY} {args.network} in {time.monotonic() - began:.1f} s (pid {os.getpid()})", flush=True)
+    run_id = sys.stdin.readline().strip()
+    if not run_id:
+        return 0  # nobody needs this process any more
+    store = RunStore(args.store)
+    _output_to(store.log_path(run_id))
+    run = store.get(run_id)
+    if run is None or run.config.network != args.network:
+        print(f"run {run_id}: not a {args.network} run of {store.db_path}", file=sys.stderr)
+        return 2
+    try:
+        status = execute(store, run_id)
+    except Exception as e:
+        print(f"run {run_id} failed: {e}", file=sys.stderr)
+        return 1
+    print(f"run {run_id}: {status}")
+    return 0
+
+
+def _output_to(path) -> None:
+    """From now on this process's stdout and stderr (MindSpore's too) go to the run's log."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    os.dup2(fd, 1)
+    os.dup2(fd, 2)
+    os.close(fd)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
