@@ -3,7 +3,7 @@ import streamlit as st
 
 from ui.format import run_choice_label
 from ui.i18n import t
-from ui.live import live_poll_interval, shared_views
+from ui.live import live_poll_interval, shared_views, timed_update
 from ui.present import presenting
 from ui.session import get_config, get_store
 from ui.queue_view import queue_panel
@@ -39,15 +39,16 @@ poll_s = live_poll_interval() if was_active else None
 @st.fragment(run_every=poll_s)
 def live(run_id: str):
     if was_active and live_poll_interval() != poll_s:
-        st.rerun()  # viewers came or went: a full run registers the new interval
-    view = (shared_views().get((str(store.root), run_id), lambda: build_view(store, run_id, live=True)) if was_active
-            else build_view(store, run_id, live=False))
-    if view.run is None:
-        st.warning(t("train.deleted"))
-        return
-    if was_active and not view.run.active:
-        st.rerun()  # finished: redraw the page once, without polling
-    draw_run(store, view)
+        st.rerun()  # viewers came or went, or updates got slower: a full run registers the new interval
+    with timed_update():
+        view = (shared_views().get((str(store.root), run_id), lambda: build_view(store, run_id, live=True))
+                if was_active else build_view(store, run_id, live=False))
+        if view.run is None:
+            st.warning(t("train.deleted"))
+            return
+        if was_active and not view.run.active:
+            st.rerun()  # finished: redraw the page once, without polling
+        draw_run(store, view)
 
 
 with live_slot:

@@ -193,10 +193,13 @@ def main(argv=None) -> int:
         print(p.stderr, file=sys.stderr)
         return 1
     config = TrainConfig(epochs=200)  # the default LeNet-5 run, long enough to outlast the window
+    os.environ["STUDIO_WARM_WORKERS"] = "0"  # this process's own dispatcher (below) keeps no warm workers
+    from core.runs import launcher
+    launcher.serve(store)  # a dispatcher for the baseline, before any server runs (the queue starts every run)
     window = max(args.seconds / 2, 20.0)
     print("baseline: training with no browser attached…", flush=True)
     baseline = training_rate(store, config, window)
-    server = start_server(store.root)
+    server = start_server(store.root, extra_env={"STUDIO_WARM_WORKERS": "1"})  # the server as deployed
     try:
         idle = training_rate(store, config, window)  # server up, nobody connected
         print(f"load: {args.sessions} browser sessions for {args.seconds:.0f} s…", flush=True)

@@ -9,7 +9,7 @@ import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 __all__ = ["POLL_S", "SIDEBAR_POLL_S", "IDLE_POLL_S", "live_poll_interval", "SharedView", "shared_views",
-           "run_snapshot"]
+           "run_snapshot", "timed_update"]
 
 POLL_S = 1.0          # the live Train view, with few viewers
 SIDEBAR_POLL_S = 3.0  # the sidebar's glance at the active run
@@ -18,6 +18,12 @@ IDLE_POLL_S = 5.0     # with no run active: how soon a page notices a run starte
 # many viewers, 1-second polls left each view updating rarely (bench/load_test.py). So the interval grows
 # with the number of live viewers.
 POLL_S_PER_VIEWER = 0.1
+# And with how long a live update takes here. The browser asks for the next one every interval whether or not
+# the last has finished, and a new request cuts the running one short: with updates slower than the interval
+# (8 viewers and a drawing browser beside the training, bench/load_test.py) no update ever finished and every
+# view froze. So the interval is at least LOAD_FACTOR times the recent duration of an update.
+LOAD_FACTOR = 2.5
+DURATION_EMA = 0.3  # weight of the newest update's duration in the running average
 POLL_STEPS_S = (POLL_S, 2.0, 4.0, 8.0)
 VIEWER_SEEN_S = 10.0
 SHARED_VIEW_KEEP_S = 60.0  # views nobody asked for in this long are dropped
@@ -31,6 +37,28 @@ def _viewers() -> tuple[threading.Lock, dict[str, float]]:
     return threading.Lock(), {}
 
 
+@st.cache_resource
+def _update_seconds() -> list:
+    """[lock, running average of a live update's duration on this server (s)]."""
+    return [threading.Lock(), 0.0]
+
+
+class timed_update:
+    """`with timed_update():` around a live update: its duration feeds the poll interval (also when a newer
+    request cuts it short: it took at least that long)."""
+
+    def __enter__(self):
+        self.began = time.perf_counter()
+        return self
+
+    def __exit__(self, *exc):
+        took = time.perf_counter() - self.began
+        state = _update_seconds()
+        with state[0]:
+            state[1] = took if state[1] == 0.0 else (1 - DURATION_EMA) * state[1] + DURATION_EMA * took
+        return False
+
+
 def live_poll_interval() -> float:
     """Seconds between polls of the live Train view for this session, given how many sessions watch."""
     lock, seen = _viewers()
@@ -41,6 +69,7 @@ def live_poll_interval() -> float:
         for sid in [k for k, t in seen.items() if now - t > VIEWER_SEEN_S]:
             del seen[sid]
         wanted = len(seen) * POLL_S_PER_VIEWER
+    wanted = max(wanted, LOAD_FACTOR * _update_seconds()[1])
     # a few steps, so that a viewer coming or going rarely changes anyone's interval
     return next((s for s in POLL_STEPS_S if s >= wanted), POLL_STEPS_S[-1])
 
