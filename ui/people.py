@@ -12,6 +12,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import secrets
+from dataclasses import replace
 from urllib.parse import quote, unquote
 
 from typing import Callable, TypeVar
@@ -37,13 +38,15 @@ def identify() -> None:
     """Stop the script until this session's person is known (signing in or giving a name as needed)."""
     if _KEY in st.session_state and not oidc_configured():
         _write_cookie()
-        return
-    if oidc_configured():
+    elif oidc_configured():
         st.session_state[_KEY] = _signed_in()
     elif configured_password() is None:
         st.session_state[_KEY] = LOCAL
     else:
         st.session_state[_KEY] = _display_name()
+    who = st.session_state[_KEY]
+    if who.name and not who.signed_in_with_provider:  # signed-in users see theirs beside Sign out (_signed_in)
+        st.sidebar.caption(t("gate.you_are", name=who.name))
 
 
 def current_person() -> Person:
@@ -93,7 +96,7 @@ def _signed_in() -> Person:
         st.caption(t("gate.signed_in_as", name=name))
         if st.button(t("gate.sign_out"), key="sign_out"):
             st.logout()
-    return person(name, email)
+    return replace(person(name, email), signed_in_with_provider=True)
 
 
 def _display_name() -> Person:

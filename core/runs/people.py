@@ -43,6 +43,7 @@ class Person:
     email: str = ""      # from the identity provider (empty without one)
     admin: bool = False  # an admin, or the one person of a local single-user server
     signed_in: bool = True
+    signed_in_with_provider: bool = False  # proven by OpenID Connect (not a display name or an OS user)
 
     @property
     def ident(self) -> str:

@@ -55,6 +55,7 @@ def test_the_gate_asks_for_the_password_and_lets_the_right_one_in(store, monkeyp
     give_name(at, "Ann")
     at.switch_page("app_pages/runs.py").run()
     assert at.title[0].value.endswith("Runs")
+    assert "You are Ann (in this browser)" in [c.value for c in at.sidebar.caption], "who this browser is"
 
 
 def test_an_exposed_server_without_a_password_serves_only_instructions(store, exposed):
