@@ -17,8 +17,6 @@ from core.runs.dask_local import Cluster
 from tests.dask_cluster import dispatching, processes_of, trained_on, wait_until_gone
 from tests.helpers import wait_for
 
-pytest.importorskip("distributed")
-
 
 @pytest.fixture
 def cluster(tmp_path):
