@@ -130,6 +130,30 @@ def test_a_sigkilled_dispatcher_is_taken_over_within_its_lease(store, tmp_path):
     assert [line.split()[0] for line in log.read_text().splitlines()] == [run_id]
 
 
+OPEN_STORES = """
+import sys, time
+from core.runs.store import RunStore
+start = float(sys.argv[1])
+time.sleep(max(0.0, start - time.time()))
+for root in sys.argv[2:]:
+    RunStore(root)
+"""
+
+
+def test_processes_opening_one_new_store_at_once_all_open_it(tmp_path):
+    """Two command lines started together create the store together: each used to see the newer columns missing
+    and the second ALTER TABLE failed ("duplicate column name"), and switching to WAL answered "locked" at once."""
+    roots = [str(tmp_path / f"store{i}") for i in range(25)]
+    start = time.time() + 1.0  # every process imported and waiting, then all at once
+    procs = [subprocess.Popen([sys.executable, "-c", OPEN_STORES, str(start), *roots], cwd=PROJECT_ROOT,
+                              env=dict(os.environ, PYTHONPATH=str(PROJECT_ROOT)), stderr=subprocess.PIPE, text=True)
+             for _ in range(4)]
+    errors = [p.communicate(timeout=120)[1] for p in procs]
+    assert [p.returncode for p in procs] == [0] * 4, errors
+    from core.runs.store import RunStore
+    assert all(RunStore(root).list_runs() == [] for root in roots)
+
+
 def test_two_command_lines_at_once_both_train_one_after_the_other(tmp_path, small_mnist):
     store_dir = tmp_path / "store"
     # 3 epochs: long enough that the second is queued before the first ends even on a loaded machine (with 1

@@ -116,6 +116,21 @@ def default_data_dir() -> Path:
     return Path(os.environ.get(DATA_DIR_ENV) or PROJECT_ROOT / "runs").expanduser().resolve()
 
 
+def _use_wal(db: sqlite3.Connection, patience_s: float = 30.0) -> None:
+    """Switch a store to write-ahead logging. SQLite answers "database is locked" at once, without waiting on
+    busy_timeout, when another process holds the new file while this one switches (3 processes opening one
+    new store: 8 of 600 failed), so wait here."""
+    deadline = time.monotonic() + patience_s
+    while True:
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as e:
+            if "locked" not in str(e) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
+
+
 class RunStore:
     def __init__(self, root: str | os.PathLike | None = None):
         self.root = Path(root).expanduser().resolve() if root else default_data_dir()
@@ -128,9 +143,13 @@ class RunStore:
             raise StoreError("store_unusable", root=self.root, why=str(e.strerror or e), env=DATA_DIR_ENV) from None
         self.db_path = self.root / "runs.sqlite"
         with self._connect() as db:
-            db.execute("PRAGMA journal_mode=WAL")
+            _use_wal(db)
             db.executescript(SCHEMA)
-            for table, column, kind in ADDED_COLUMNS:  # a store written by an older version
+        # a store written by an older version (and every new one: SCHEMA's CREATE TABLEs predate these columns).
+        # One transaction: two processes opening a new store at once both saw a column missing and the second
+        # ALTER failed with "duplicate column name" (two command lines started together, seen in CI)
+        with self._tx() as db:
+            for table, column, kind in ADDED_COLUMNS:
                 if column not in {r["name"] for r in db.execute(f"PRAGMA table_info({table})")}:
                     db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {kind}")
 
