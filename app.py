@@ -8,7 +8,6 @@ import streamlit as st  # noqa: E402
 from core.runtime import tune_gc_for_server  # noqa: E402
 from ui.gate import require_access  # noqa: E402
 from ui.i18n import t  # noqa: E402
-from ui.live import SIDEBAR_POLL_S, live_poll_interval, timed_update  # noqa: E402
 from ui.people import identify  # noqa: E402
 from ui.navigation import DEFAULT_PAGE, PAGES, page_title, render_sidebar  # noqa: E402
 from ui.present import presentation_style, presenting  # noqa: E402
@@ -33,8 +32,6 @@ if page.url_path == "":
     open_default_page()  # before anything is drawn: the Train page's run draws it all, once
 require_access()  # before anything of the app is drawn
 identify()  # who this is: signed in, a display name, or the one person of a local server
-# On Train the sidebar keeps pace with the live view (both read one snapshot of the run, ui.live.run_snapshot).
-render_sidebar(live_poll_interval() if page.url_path == "train" else SIDEBAR_POLL_S)
+render_sidebar(page_draws_status=page.url_path == "train")  # Train's live view draws the status with its own
 presentation_style()
-with timed_update():  # how long this server takes to draw a page sets how often live views poll (ui/live.py)
-    page.run()
+page.run()

@@ -3,10 +3,11 @@ import streamlit as st
 
 from ui.format import run_choice_label
 from ui.i18n import t
-from ui.live import live_poll_interval, shared_views, timed_update
+from ui.live import keep_pace, live_poll_interval, shared_views, timed_update
 from ui.present import presenting
 from ui.session import get_config, get_store
 from ui.queue_view import queue_panel
+from ui.runs import draw_status, sidebar_status, status_slot
 from ui.train_view import build_view, draw_run, start_form
 
 store = get_store()
@@ -22,6 +23,8 @@ else:
 # --- which run to show: the active one, else this session's last, else the newest --------------------------
 runs = store.list_runs()
 if not runs:
+    with status_slot():
+        sidebar_status()
     st.info(t("train.no_runs"))
     if presenting():
         start_form(store, get_config())
@@ -34,12 +37,15 @@ shown = choice_slot.selectbox(t("train.run"), ids, index=ids.index(default_id) i
 st.session_state["run_id"] = shown
 was_active = store.get(shown).active
 poll_s = live_poll_interval() if was_active else None
+if not was_active:  # the sidebar polls the status itself; while the shown run trains, the live view draws it
+    with status_slot():
+        sidebar_status()
 
 
 @st.fragment(run_every=poll_s)
 def live(run_id: str):
-    if was_active and live_poll_interval() != poll_s:
-        st.rerun()  # viewers came or went, or updates got slower: a full run registers the new interval
+    if was_active:
+        keep_pace(poll_s, live_poll_interval())  # viewers came or went, or updates got slower or faster
     with timed_update():
         view = (shared_views().get((str(store.root), run_id), lambda: build_view(store, run_id, live=True))
                 if was_active else build_view(store, run_id, live=False))
@@ -49,6 +55,9 @@ def live(run_id: str):
         if was_active and not view.run.active:
             st.rerun()  # finished: redraw the page once, without polling
         draw_run(store, view)
+        if was_active:
+            with status_slot():
+                draw_status(view.run)
 
 
 with live_slot:

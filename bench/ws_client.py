@@ -15,6 +15,11 @@ from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 class SessionStats:
     reruns_sent: int = 0
     scripts_finished: int = 0
+    full_runs_finished: int = 0  # whole-page runs (the first, and any st.rerun)
+    runs_cut_short: int = 0      # runs a newer request interrupted (FINISHED_EARLY_FOR_RERUN)
+    charts_received: int = 0
+    intervals: list[float] = field(default_factory=list)  # every poll interval the server set, in order
+    chart_times: list[float] = field(default_factory=list)  # seconds from the start of the run, per chart  # plotly charts drawn: on the live Train page, one per update of its curves
     frames_received: int = 0
     bytes_received: int = 0
     exceptions: list[str] = field(default_factory=list)
@@ -42,6 +47,7 @@ async def watch_page(base_url: str, page_name: str, seconds: float, stats: Sessi
     timers: dict[str, asyncio.Task] = {}
     intervals: dict[str, float] = {}
     page_hash = ""
+    start = asyncio.get_running_loop().time()
     try:
         async with websockets.connect(ws_url, subprotocols=["streamlit"], max_size=None) as ws:
             async def tick(fragment_id: str, interval: float):
@@ -67,6 +73,7 @@ async def watch_page(base_url: str, page_name: str, seconds: float, stats: Sessi
                     page_hash = msg.new_session.page_script_hash
                 elif kind == "auto_rerun":
                     fid, interval = msg.auto_rerun.fragment_id, msg.auto_rerun.interval
+                    stats.intervals.append(round(interval, 3))
                     if fid not in timers or intervals.get(fid) != interval:  # as the browser: reset on change
                         if fid in timers:
                             timers[fid].cancel()
@@ -77,10 +84,15 @@ async def watch_page(base_url: str, page_name: str, seconds: float, stats: Sessi
                     timers.clear()
                 elif kind == "script_finished":
                     stats.scripts_finished += 1
+                    stats.full_runs_finished += msg.script_finished == ForwardMsg.FINISHED_SUCCESSFULLY
+                    stats.runs_cut_short += msg.script_finished == ForwardMsg.FINISHED_EARLY_FOR_RERUN
                 elif kind == "delta" and msg.delta.WhichOneof("type") == "new_element":
                     el = msg.delta.new_element
                     if el.WhichOneof("type") == "exception":
                         stats.exceptions.append(f"{el.exception.type}: {el.exception.message}")
+                    elif el.WhichOneof("type") == "plotly_chart":
+                        stats.charts_received += 1
+                        stats.chart_times.append(round(loop.time() - start, 3))
     except (OSError, websockets.WebSocketException) as e:
         stats.errors.append(f"{type(e).__name__}: {e}")
     finally:

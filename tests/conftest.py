@@ -85,3 +85,12 @@ def with_run(store, trained_ckpt):
 @pytest.fixture
 def rng():
     return np.random.default_rng(0)
+
+
+@pytest.fixture(autouse=True)
+def _english_outside_a_script_run():
+    """UI text asked for outside a script run is in the language of the last AppTest run (ui.i18n.language):
+    a test that switched to Chinese left the next test's figures in Chinese. Each test starts in English."""
+    from ui import i18n
+    i18n._outside_script_lang = i18n.i18n.DEFAULT
+    yield

@@ -42,6 +42,28 @@ def test_while_one_viewer_rebuilds_the_others_get_the_previous_view_at_once():
     assert view.get("run", lambda: "newer") == "newer"  # max_age 0: the finished rebuild is stale at once
 
 
+def test_a_new_version_is_built_once_while_the_others_get_the_previous_one():
+    """The curves' version is the run's step count: each new step used to be a new key with nothing to hand
+    out, so every viewer polling during the build built the same figure again."""
+    view = SharedView(max_age_s=60.0)
+    assert view.get("curves", lambda: "step 1", version=1) == "step 1"
+    assert view.get("curves", lambda: pytest.fail("fresh and the same version"), version=1) == "step 1"
+    started, release = threading.Event(), threading.Event()
+
+    def slow():
+        started.set()
+        release.wait(5)
+        return "step 2"
+
+    builder = threading.Thread(target=view.get, args=("curves", slow, 2))
+    builder.start()
+    started.wait(5)
+    assert view.get("curves", lambda: pytest.fail("a second build of version 2"), version=2) == "step 1"
+    release.set()
+    builder.join(5)
+    assert view.get("curves", lambda: pytest.fail("version 2 is built"), version=2) == "step 2"
+
+
 def test_a_failed_build_does_not_block_the_next_one():
     view = SharedView(max_age_s=0.0)
     view.get("run", lambda: "old")

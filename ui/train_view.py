@@ -112,10 +112,11 @@ def _curves(store: RunStore, view: RunView) -> None:
     smoothing = left.slider(t("train.smoothing"), 0.0, 0.99, 0.8, 0.01, key="smoothing", help=t("train.smoothing_help"))
     log_y = right.toggle(t("train.log_scale"), key="log_y")
     options = CurveOptions(smoothing, log_y, presenting())
-    key = (str(store.root), view.run.id, "curves", options, language(), len(view.history.steps),
-           view.history.steps[-1].step if view.history.steps else 0, len(view.history.epochs),
-           len(view.history.validations), len(view.history.lr_changes))
-    figure = shared_views().get(key, lambda: curves(view.history, options))
+    h = view.history
+    version = (len(h.steps), h.steps[-1].step if h.steps else 0, len(h.epochs), len(h.validations),
+               len(h.lr_changes))
+    figure = shared_views().get((str(store.root), view.run.id, "curves", options, language()),
+                                lambda: curves(h, options), version)
     chart.plotly_chart(figure, width="stretch", key="curves")
     note = downsampling_note(view.history)
     if note:
