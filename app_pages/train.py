@@ -3,7 +3,8 @@ import streamlit as st
 
 from ui.format import run_choice_label
 from ui.i18n import t
-from ui.live import keep_pace, live_poll_interval, shared_views, timed_update
+from ui.live import shared_views
+from ui.pace import keep_pace, live_poll_interval, timed_update
 from ui.present import presenting
 from ui.session import get_config, get_store
 from ui.queue_view import queue_panel

@@ -94,6 +94,9 @@ def _open_drawers(browser, server_url: str, n: int, counts: dict) -> list:
 def _draw_until(drawers: list, t0: float, seconds: float, counts: dict) -> None:
     """A stroke per drawing session every STROKE_EVERY_S (each one is a prediction) until the time is up."""
     rng = random.Random(0)
+    if not drawers:  # viewers only
+        time.sleep(max(0.0, seconds - (time.monotonic() - t0)))
+        return
     while time.monotonic() - t0 < seconds:
         round_start = time.monotonic()
         for page in drawers:
@@ -165,11 +168,19 @@ def _descendants(root: int) -> list[int]:
     return out
 
 
-def _load_generators(server_pid: int) -> list[int]:
-    """This process's children that stand in for the class's own machines (Chromium, Playwright's driver, the
-    websocket clients): not the app server and its workers."""
-    server_side = {server_pid, *_descendants(server_pid)}
-    return [pid for pid in _descendants(os.getpid()) if pid not in server_side]
+def _load_generators(ws_pid: int) -> list[int]:
+    """The processes that stand in for the class's own machines: the websocket clients, and Playwright's
+    driver with its Chromium. Not the app server, nor the training workers (this process's dispatcher starts
+    the measured runs: lowering every child of this process slowed the training itself)."""
+    drivers = []
+    for pid in _descendants(os.getpid()):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                if b"playwright" in f.read():
+                    drivers.append(pid)
+        except OSError:
+            continue
+    return sorted({ws_pid, *drivers, *(d for pid in drivers for d in _descendants(pid))})
 
 
 def _lower_priority(pids: list[int]) -> None:
@@ -177,9 +188,14 @@ def _lower_priority(pids: list[int]) -> None:
     class: they run at the lowest priority, and their CPU time is reported (generators_cpu_s)."""
     for pid in pids:
         try:
-            os.setpriority(os.PRIO_PROCESS, pid, 19)
+            threads = os.listdir(f"/proc/{pid}/task")  # Linux: a priority belongs to a thread, not a process
         except OSError:
-            pass  # gone already (a short-lived helper)
+            continue  # gone already (a short-lived helper)
+        for tid in threads:
+            try:
+                os.setpriority(os.PRIO_PROCESS, int(tid), 19)
+            except OSError:
+                pass  # that thread has ended
 
 
 def _cpu_of(pids: list[int]) -> float:
@@ -214,7 +230,7 @@ def drive_load(server_url: str, server_pid: int, sessions: int, browsers: int, s
         cpu0, t0 = cpu_seconds(server_pid), time.monotonic()
         threading.Thread(target=sample_memory, daemon=True).start()
         ws_proc = _start_watchers(server_url, sessions - browsers, seconds)
-        generators = _load_generators(server_pid)
+        generators = _load_generators(ws_proc.pid)
         if not equal_priority:
             _lower_priority(generators)
         g0 = _cpu_of(generators)

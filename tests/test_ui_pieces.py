@@ -121,3 +121,23 @@ def test_curves_smooth_band_downsampled_runs_mark_learning_rate_changes_and_pres
     rows = {(ax.domain[0], ax.domain[1]) for ax in (present.layout.yaxis, present.layout.yaxis2, present.layout.yaxis3)}
     assert len(rows) == 2, "presenting: the step loss across the top, two charts below it"
     assert present.layout.xaxis.tickfont.size == 20
+
+
+def test_the_live_poll_interval_grows_at_once_and_shrinks_only_with_room():
+    """ui/pace.py: 60 viewers polling every second froze every view; a symmetric rule swung between steps."""
+    from ui.pace import SERVER_CPU_BUDGET, _choose, _Pace
+    pace = _Pace()
+    pace.viewers = {f"s{i}": 0.0 for i in range(60)}
+    assert _choose(pace, now=0.0) >= 2.0, "a class arriving together starts from a guess, not from 1 s"
+    pace.viewers = {"s0": 0.0}
+    assert _choose(pace, now=0.0) == 1.0, "one viewer: every second"
+    pace.interval, pace.changed, pace.cpu_share, pace.update_s = 2.0, 0.0, SERVER_CPU_BUDGET * 1.1, 0.1
+    assert _choose(pace, now=1.0) == 2.0, "the last change has not shown in the CPU share yet"
+    assert _choose(pace, now=10.0) == 4.0, "over the budget: one step longer"
+    pace.cpu_share = SERVER_CPU_BUDGET * 0.45  # twice this is over 0.85 of the budget: no room
+    assert _choose(pace, now=60.0) == 2.0
+    pace.cpu_share = SERVER_CPU_BUDGET * 0.3
+    assert _choose(pace, now=5.0) == 2.0, "shorter only some time after a change"
+    assert _choose(pace, now=60.0) == 1.0
+    pace.update_s = 1.0  # updates take a second: polls every 2 s would cut them short
+    assert _choose(pace, now=60.0) == 4.0
