@@ -2,7 +2,6 @@
 where a run trained. The cluster itself: core/runs/dask_local.py."""
 from __future__ import annotations
 
-import time
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -51,4 +50,3 @@ def processes_of(run_id: str) -> list[int]:
 
 def wait_until_gone(run_id: str, timeout: float = 10.0) -> None:
     wait_for(lambda: not processes_of(run_id), timeout, f"the training process of {run_id} to end")
-    time.sleep(0)

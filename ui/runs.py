@@ -36,7 +36,7 @@ def sidebar_status() -> None:
     """The active run's status, polled every SIDEBAR_POLL_S while one trains and every IDLE_POLL_S while none
     does. When a run starts or ends (here, in another session or from the command line) the whole page is drawn
     again around it. (On the Train page its live view draws this status itself, see status_slot.)"""
-    st.session_state.pop(_STATUS_SLOT, None)  # this page reserved none
+    st.session_state.pop(_STATUS_SLOT, None)  # the status is drawn here: no live view draws it in this page run
     store = get_store()
     active = store.active_run()
     active_id = active.id if active else None

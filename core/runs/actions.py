@@ -104,10 +104,6 @@ class Actions:
         self._allow("move_to_front", run)
         return RunQueue(self.store).move_to_front(run.id)
 
-    def check(self, what: str, run: Run) -> None:
-        """For actions carried out elsewhere (an export): NotAllowed, recorded, unless permitted; recorded."""
-        self._allow(what, run)
-
     # --- the rule and the record -------------------------------------------------------------------------------
     def _allow(self, what: str, run: Run, detail: str = "") -> None:
         try:
