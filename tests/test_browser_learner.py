@@ -52,7 +52,9 @@ def test_a_click_on_a_confusion_cell_shows_its_images_and_draw_one_like_this_ope
     # the caption can show before the gallery below it is redrawn: until then its buttons are the 4 → 9 cell's
     # (faded, data-stale), and clicking the first one asked for a 4 (seen once in CI)
     expect(page.locator('[data-testid="stElementContainer"][data-stale="true"]')).to_have_count(0, timeout=30_000)
-    page.get_by_role("button", name="✏️").first.click()  # under the first image of the 3 → 3 cell
+    # under the first image of the 3 → 3 cell: the first ✏️ after that cell's caption (the page has other
+    # galleries; in CI the first ✏️ of the page was a 5 read as 6)
+    page.get_by_text(" images of 3 read as 3").first.locator("xpath=following::button[normalize-space()='✏️'][1]").click()
     asked = page.locator('[data-testid="stMarkdownContainer"]', has_text="like this one")
     expect(asked).to_contain_text("Draw a 3", timeout=60_000)
     expect(page.locator("canvas.upper-canvas").first).to_be_visible(timeout=60_000)
