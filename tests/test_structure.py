@@ -170,9 +170,12 @@ def test_the_library_never_imports_a_command_line():
     assert sorted(f"{m} -> {d}" for m, deps in graph.items() for d in deps & entries) == []
 
 
-def test_no_module_next_to_the_rank_script_shadows_the_standard_library():
+def test_no_module_next_to_a_script_shadows_the_standard_library():
     """msrun starts core/runs/rank.py as a script, so core/runs/ is first on its sys.path: a core/runs/queue.py
-    hid the standard library's queue from MindSpore (every data-parallel rank died at import)."""
+    hid the standard library's queue from MindSpore (every data-parallel rank died at import). The benchmarks
+    in bench/ run as scripts too: a bench/queue.py broke every one of them at `import mindspore`."""
     import sys
-    shadows = sorted(p.stem for p in (PROJECT_ROOT / "core" / "runs").glob("*.py") if p.stem in sys.stdlib_module_names)
+    folders = (PROJECT_ROOT / "core" / "runs", PROJECT_ROOT / "bench")
+    shadows = sorted(str(p.relative_to(PROJECT_ROOT)) for folder in folders for p in folder.glob("*.py")
+                     if p.stem in sys.stdlib_module_names)
     assert shadows == []

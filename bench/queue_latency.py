@@ -5,7 +5,7 @@
 2. ten submitters at once: ten `python -m core.train --no-wait` processes started together, one run each; the
    app's dispatcher (here: this process's) trains them all: each once, in the documented order.
 
-    .venv/bin/python -m bench.queue [--repeats 3]
+    .venv/bin/python -m bench.queue_latency [--repeats 3]
 
 Records bench/results/queue.json (date, versions, machine)."""
 import argparse
