@@ -5,12 +5,14 @@ prepare_process(None)  # GLOG_v and the oneDNN ISA cap must be set before anythi
 
 import streamlit as st  # noqa: E402
 
+from core.app import model_service  # noqa: E402
 from core.runtime import tune_gc_for_server  # noqa: E402
 from ui.gate import require_access  # noqa: E402
 from ui.i18n import t  # noqa: E402
 from ui.people import identify  # noqa: E402
 from ui.navigation import DEFAULT_PAGE, PAGES, page_title, render_sidebar  # noqa: E402
 from ui.present import presentation_style, presenting  # noqa: E402
+from ui.session import get_store  # noqa: E402
 
 tune_gc_for_server()
 
@@ -34,4 +36,7 @@ require_access()  # before anything of the app is drawn
 identify()  # who this is: signed in, a display name, or the one person of a local server
 render_sidebar(page_draws_status=page.url_path == "train")  # Train's live view draws the status with its own
 presentation_style()
-page.run()
+try:
+    page.run()
+finally:  # after the first page's run (a page may stop or switch): MindSpore loads in the background, once
+    model_service.preload(get_store())

@@ -72,9 +72,7 @@ st.dataframe(table.astype(str).style.apply(
     axis=1), width="stretch")
 
 # --- hyper-parameters vs validation accuracy -------------------------------------------------------------------
-scored = [r for r in runs if r.best_val_acc is not None]
-if len(scored) >= 2:
-    st.subheader(t("compare.parallel"))
+def draw_parallel(scored) -> None:
     codes = {"network": NETWORKS, "style": STYLES, "mode": MODES, "optimizer": OPTIMIZERS}
     pc = pd.DataFrame([{**{k: codes[k].index(getattr(r.config, k)) for k in codes},
                         "learning_rate": r.config.learning_rate, "batch_size": r.config.batch_size,
@@ -84,6 +82,15 @@ if len(scored) >= 2:
     st.plotly_chart(for_room(fig), width="stretch", key="parallel")
     st.caption(t("compare.coded_axes") + "; ".join(f"{k}: " + ", ".join(f"{i}={v}" for i, v in enumerate(vals))
                                           for k, vals in codes.items()))
+
+
+scored = [r for r in runs if r.best_val_acc is not None]
+if len(scored) >= 2:
+    st.subheader(t("compare.parallel"))
+    # Drawn when asked: Plotly's parallel coordinates render with WebGL, 1.2-1.3 s of the browser's main thread
+    # in Chromium without a GPU (bench/page_times.py), which was most of the time this page took to open.
+    if st.toggle(t("compare.show_parallel"), key="compare_parallel", help=t("compare.show_parallel_help")):
+        draw_parallel(scored)
 
 # --- re-run ------------------------------------------------------------------------------------------------
 st.subheader(t("compare.rerun_header"))

@@ -88,10 +88,10 @@ def one_server(browser, warm: bool, rep: int) -> list[dict]:
     return rows
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> dict:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--reps", type=int, default=2)
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     from playwright.sync_api import sync_playwright
     rows = []
     with sync_playwright() as p:
@@ -100,13 +100,15 @@ def main() -> None:
             for warm in (False, True):  # interleaved: a server without warm workers, then one with them
                 rows += one_server(browser, warm, rep)
         browser.close()
-    out = {"command": "python -m bench.start_latency " + " ".join(sys.argv[1:]),
+    out = {"command": "python -m bench.start_latency " + " ".join(sys.argv[1:] if argv is None else argv),
            "date": time.strftime("%Y-%m-%d %H:%M %Z"), "machine": f"{platform.machine()}, {os.cpu_count()} cores",
            "python": platform.python_version(), "versions": {p: version(p) for p in ("mindspore", "streamlit")},
            "rows": rows}
     path = ROOT / "bench" / "results" / "start_latency.json"
     path.write_text(json.dumps(out, indent=2) + "\n")
     print(f"written: {path}")
+
+    return out
 
 
 if __name__ == "__main__":

@@ -14,6 +14,10 @@ Parts:
   pipeline  data pipeline throughput alone vs what training consumes
   predict   prediction latency for one image in the app's model service; app cold start to first page served
   torch     the same steps in PyTorch when `torch` is importable (not a dependency)
+  user      what a user sees: samples/s through the command line (worker, store, pipeline) vs the plain seed script
+            vs PyTorch eager on the same images, interleaved (bench/user_visible.py; TORCH_PYTHON for PyTorch)
+  start     Start -> first live step in a real browser, with and without warm workers (bench/start_latency.py)
+  pages     opening every page in a real browser with a 10-run store (bench/page_times.py)
 Configurations are interleaved (A B A B ...) so that machine drift spreads over all of them; each runs in a
 fresh process because the oneDNN settings are fixed when mindspore is imported. Step time = wall time
 between consecutive steps (data loading included, device sync every step), after WARMUP steps.
@@ -260,10 +264,29 @@ def part_torch(reps: int, steps: int) -> dict:
     return out
 
 
+def part_user(reps: int, steps: int) -> dict:
+    """What a user sees (issue 14's comparison): bench/user_visible.py, with PyTorch when TORCH_PYTHON has it."""
+    from bench import user_visible  # deferred: each part imports only what it runs
+    torch_python = os.environ.get("TORCH_PYTHON")
+    return user_visible.main(["--reps", str(max(reps, 3))] + (["--torch-python", torch_python] if torch_python else []))
+
+
+def part_start(reps: int, steps: int) -> dict:
+    """Start -> first live step in Chromium, with and without warm workers: bench/start_latency.py."""
+    from bench import start_latency  # deferred: Playwright
+    return start_latency.main(["--reps", str(reps)])
+
+
+def part_pages(reps: int, steps: int) -> dict:
+    """Opening each page in Chromium with a 10-run store: bench/page_times.py."""
+    from bench import page_times  # deferred: Playwright
+    return page_times.main(["--reps", str(reps)])
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--parts", nargs="+", default=["tune", "steps", "epoch", "overhead", "pipeline", "predict",
-                                                   "torch"])
+                                                   "torch", "user", "start", "pages"])
     ap.add_argument("--reps", type=int, default=2)
     ap.add_argument("--steps", type=int, default=60)
     args = ap.parse_args(argv)

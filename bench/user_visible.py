@@ -5,7 +5,8 @@ path (the command line: worker code, run store, control), side by side with PyTo
     .venv/bin/python -m bench.user_visible --torch-python /path/to/python-with-torch [--reps 3] [--epochs 4]
 
 Variants, interleaved round by round: the project with its defaults; the project with one step per graph call
-(steps_per_call=1, as before K steps per call); PyTorch 2.x eager (bench/torch_epochs.py: the images decoded
+(steps_per_call=1, as before K steps per call); the plain seed script (bench/reference.py, the tutorials' loop,
+same network, loss and optimizer) with the project's oneDNN setting and with MindSpore's own; PyTorch 2.x eager (bench/torch_epochs.py: the images decoded
 once into tensors, same network, SGD momentum, batch 64). Throughput over the epochs after the first.
 Results: bench/results/user_visible.json (date, versions, machine).
 """
@@ -23,9 +24,11 @@ from importlib.metadata import version
 from pathlib import Path
 
 from bench.teaching_cost import train_once
+from core.runtime import ISA_FOR_NETWORK
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results"
+BUNDLED_TRAIN = ROOT / "data" / "mnist-5k" / "train"
 
 
 def torch_once(python: str, network: str, epochs: int) -> tuple[float, str]:
@@ -37,26 +40,56 @@ def torch_once(python: str, network: str, epochs: int) -> tuple[float, str]:
     return out["samples_per_s"], out["torch"]
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--torch-python", default=os.environ.get("TORCH_PYTHON"), help="a Python that has torch")
-    ap.add_argument("--reps", type=int, default=3)
-    ap.add_argument("--epochs", type=int, default=4)
-    args = ap.parse_args()
-    variants = {"project": [], "project, 1 step per call": ["--steps-per-call", "1"]}
-    figures = {n: {v: [] for v in [*variants, "pytorch"]} for n in ("lenet5", "mlp")}
+def plain_once(network: str, epochs: int, project_settings: bool) -> float:
+    """Samples/s over epochs 2.. of the plain seed script (bench/reference.py: MnistDataset -> TrainOneStepCell ->
+    a tuple iterator) on the bundled 5,000 training images; with the project's oneDNN setting for the network
+    (project_settings) or with MindSpore's own."""
+    env = {k: v for k, v in os.environ.items() if k not in ("ONEDNN_MAX_CPU_ISA", "STUDIO_CHOSE_ONEDNN_ISA")}
+    env.update(GLOG_v="3", PYTHONPATH=str(ROOT))
+    if project_settings and ISA_FOR_NETWORK.get(network):
+        env["ONEDNN_MAX_CPU_ISA"] = ISA_FOR_NETWORK[network]
+    p = subprocess.run([sys.executable, str(ROOT / "bench" / "reference.py"), "--network", network,
+                        "--epochs", str(epochs)], cwd=ROOT, env=env, capture_output=True, text=True, timeout=1800)
+    if p.returncode != 0:
+        raise RuntimeError(f"reference.py {network} failed:\n{p.stderr[-2000:]}")
+    marks = json.loads(p.stdout.strip().splitlines()[-1])["marks"]
+    per_epoch = len(marks) // epochs
+    return (epochs - 1) * images_in(BUNDLED_TRAIN) / (marks[-1] - marks[per_epoch - 1])
+
+
+def images_in(folder: Path) -> int:
+    """The image count in an MNIST folder's training images file (its IDX header)."""
+    header = (folder / "train-images-idx3-ubyte").read_bytes()[:8]
+    return int.from_bytes(header[4:8], "big")
+
+
+VARIANTS = {  # name -> how one measurement of it is taken (network, epochs) -> samples/s
+    "project": lambda n, e: train_once(ROOT, n, e, []),
+    "project, 1 step per call": lambda n, e: train_once(ROOT, n, e, ["--steps-per-call", "1"]),
+    "plain script, project's oneDNN setting": lambda n, e: plain_once(n, e, True),
+    "plain script, MindSpore's defaults": lambda n, e: plain_once(n, e, False),
+}
+
+
+def measure(reps: int, epochs: int, torch_python: str | None) -> tuple[dict, str | None]:
+    """Every variant of every network, round by round (interleaved); PyTorch when a Python with torch is given."""
+    figures = {n: {v: [] for v in [*VARIANTS, "pytorch"]} for n in ("lenet5", "mlp")}
     torch_version = None
-    for rep in range(args.reps):
+    for rep in range(reps):
         for network, by in figures.items():
-            for variant, extra in variants.items():
-                by[variant].append(train_once(ROOT, network, args.epochs, extra))
-                print(f"rep {rep + 1} {network:6} {variant:26} {by[variant][-1]:8.0f} samples/s", flush=True)
-            if args.torch_python:
-                value, torch_version = torch_once(args.torch_python, network, args.epochs)
+            for variant, once in VARIANTS.items():
+                by[variant].append(once(network, epochs))
+                print(f"rep {rep + 1} {network:6} {variant:40} {by[variant][-1]:8.0f} samples/s", flush=True)
+            if torch_python:
+                value, torch_version = torch_once(torch_python, network, epochs)
                 by["pytorch"].append(value)
-                print(f"rep {rep + 1} {network:6} {'pytorch':26} {value:8.0f} samples/s", flush=True)
+                print(f"rep {rep + 1} {network:6} {'pytorch':40} {value:8.0f} samples/s", flush=True)
+    return figures, torch_version
+
+
+def table(figures: dict) -> list[dict]:
     rows = []
-    print(f"\n{'network':8} {'variant':28} {'samples/s':>10} {'time per sample vs PyTorch':>27}")
+    print(f"\n{'network':8} {'variant':42} {'samples/s':>10} {'time per sample vs PyTorch':>27}")
     for network, by in figures.items():
         torch_med = statistics.median(by["pytorch"]) if by["pytorch"] else None
         for variant, values in by.items():
@@ -66,14 +99,25 @@ def main() -> None:
             ratio = torch_med / med if torch_med else None
             rows.append({"network": network, "variant": variant, "median_samples_per_s": round(med),
                          "runs": [round(v) for v in values], "time_per_sample_vs_pytorch": ratio and round(ratio, 2)})
-            print(f"{network:8} {variant:28} {med:10,.0f} {ratio and f'{ratio:.2f}x' or '-':>27}")
-    out = {"command": "python -m bench.user_visible " + " ".join(sys.argv[1:]),
+            print(f"{network:8} {variant:42} {med:10,.0f} {ratio and f'{ratio:.2f}x' or '-':>27}")
+    return rows
+
+
+def main(argv: list[str] | None = None) -> dict:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--torch-python", default=os.environ.get("TORCH_PYTHON"), help="a Python that has torch")
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--epochs", type=int, default=4)
+    args = ap.parse_args(argv)
+    figures, torch_version = measure(args.reps, args.epochs, args.torch_python)
+    out = {"command": "python -m bench.user_visible " + " ".join(sys.argv[1:] if argv is None else argv),
            "date": time.strftime("%Y-%m-%d %H:%M %Z"), "machine": f"{platform.machine()}, {os.cpu_count()} cores",
            "python": platform.python_version(), "versions": {p: version(p) for p in ("mindspore", "numpy")},
-           "torch": torch_version, "epochs": args.epochs, "reps": args.reps, "rows": rows}
+           "torch": torch_version, "epochs": args.epochs, "reps": args.reps, "rows": table(figures)}
     RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / "user_visible.json").write_text(json.dumps(out, indent=2) + "\n")
     print(f"\nwritten: {RESULTS / 'user_visible.json'}")
+    return out
 
 
 if __name__ == "__main__":

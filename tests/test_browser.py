@@ -161,6 +161,8 @@ def test_train_live_reload_second_browser_evaluate_and_draw(server, browser):
     nav(page, "Compare")
     expect(page.get_by_text("Settings that differ are highlighted: none").first).to_be_visible(timeout=60_000)
     expect(page.locator(".js-plotly-plot").first).to_be_visible(timeout=30_000)
+    expect(page.locator(".js-plotly-plot")).to_have_count(1)  # the parallel coordinates wait to be asked for
+    page.get_by_text("Show the chart").click()
     expect(page.locator(".js-plotly-plot").nth(1)).to_be_visible(timeout=30_000)  # + parallel coordinates
     shot(page, "8-compare")
 

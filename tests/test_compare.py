@@ -46,7 +46,9 @@ def test_the_compare_page_highlights_differences_and_re_runs(store, small_mnist)
     at = page("compare")
     assert not at.exception, [e.value for e in at.exception]
     assert any("differ are highlighted: Learning rate" in c.value for c in at.caption)
-    assert len(at.get("plotly_chart")) == 2  # curves and parallel coordinates
+    assert len(at.get("plotly_chart")) == 1  # the curves; the parallel coordinates are drawn when asked
+    at.toggle(key="compare_parallel").set_value(True).run()
+    assert len(at.get("plotly_chart")) == 2 and any("Coded axes" in c.value for c in at.caption)
     at.radio(key="compare_axis").set_value("epoch").run()
     assert not at.exception
     at.button(key="rerun").click().run()

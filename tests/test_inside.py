@@ -1,8 +1,13 @@
 """Inside the network: layer outputs, saliency (checked against finite differences) and filters, on the
 core functions and on the Evaluate and Draw pages."""
+import os
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
+from core import PROJECT_ROOT
 from core.app import model_service
 from core.model import checkpoint
 from core.config import TrainConfig
@@ -61,3 +66,21 @@ def test_the_app_service_and_the_evaluate_page_show_it(with_run, tmp_path, digit
     assert not at.exception, [e.value for e in at.exception]
     assert any(s.value.startswith("🔬 Inside the network") for s in at.subheader)
     assert any("saliency" in m.value.lower() for m in at.markdown)
+
+
+def test_the_servers_preload_loads_the_newest_model_with_its_inspection_compiled(with_run):
+    """What ui.serve starts with the server (in a fresh process, as a server is): after the preload thread,
+    the newest finished run's model is loaded and its inspection graph built, so that the first Evaluate
+    or Draw of it compiles nothing."""
+    store, run_id = with_run
+    script = (
+        "import sys; from core.app import model_service as m; from core.runs.store import RunStore\n"
+        "store = RunStore(sys.argv[1]); m.preload(store).join(timeout=120)\n"
+        "ckpt = store.get(sys.argv[2]).checkpoint\n"
+        "nets = [model.net for key, model in m._models.items() if key[0] == ckpt]\n"
+        "print(len(nets), all(hasattr(n, '_studio_class_grad') for n in nets), m.preload(store) is m.preload(store))\n")
+    p = subprocess.run([sys.executable, "-c", script, str(store.root), run_id], cwd=PROJECT_ROOT,
+                       env=dict(os.environ, PYTHONPATH=str(PROJECT_ROOT)), capture_output=True, text=True,
+                       timeout=300)
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert p.stdout.split()[-3:] == ["1", "True", "True"], p.stdout + p.stderr[-2000:]

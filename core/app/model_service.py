@@ -6,6 +6,7 @@ Pages import this module when they load, so MindSpore (and every core module tha
 inside the functions: a page that never predicts never pays for it."""
 from __future__ import annotations
 
+import logging
 import os
 import threading
 import time
@@ -35,6 +36,36 @@ def _ensure_mode() -> None:
         # bench/predict_case.py); the compilation (~0.3 s) happens in the warm-up when a model is loaded.
         set_mode("graph")
         _mode_set = True
+
+
+_preloading: threading.Thread | None = None
+
+
+def preload(store: RunStore) -> threading.Thread:
+    """Once per process, in a background thread: import MindSpore and the model code (1.1-1.2 s here, ~350 MB),
+    select Graph mode, and load the model Evaluate and Draw show first (the newest finished run with a
+    checkpoint) with its prediction and inspection graphs compiled. The first visit of Evaluate took 1.6-2.4 s,
+    almost all of it this import and the inspection's compilation (bench/page_times.py, py-spy)."""
+    global _preloading
+    with MINDSPORE_LOCK:
+        if _preloading is None:
+            newest = next((r.checkpoint for r in store.list_runs() if r.checkpoint and not r.active), None)
+            _preloading = threading.Thread(target=_warm_up, args=(newest,), name="preload-mindspore", daemon=True)
+            _preloading.start()
+    return _preloading
+
+
+def _warm_up(checkpoint: str | None) -> None:
+    """Step by step, each holding the lock only for itself, so that a page that needs MindSpore meanwhile waits
+    for one step, not for all (the Data page's pipeline view waited 2.5 s for the whole warm-up)."""
+    from core.model.checkpoint import CheckpointError  # deferred: MindSpore (the import lock serialises it)
+    with MINDSPORE_LOCK:
+        _ensure_mode()
+    if checkpoint:
+        try:
+            inspect(checkpoint, np.zeros((28, 28), np.uint8))  # loads the model (one step), then inspects
+        except (CheckpointError, OSError) as e:  # the page that opens it will say what is wrong
+            logging.getLogger(__name__).warning("preloading %s: %s", checkpoint, e)
 
 
 def load_model(path: str | os.PathLike):
