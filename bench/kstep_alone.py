@@ -59,7 +59,8 @@ def main() -> None:
 
     def groups():
         for j in range(n // K):
-            multi(ms.Tensor(xs[j * K:(j + 1) * K]), ms.Tensor(ys[j * K:(j + 1) * K]))[0].asnumpy()
+            pairs = [(ms.Tensor(x), ms.Tensor(y)) for x, y in zip(xs[j * K:(j + 1) * K], ys[j * K:(j + 1) * K])]
+            multi(*MultiStep.batches(pairs))[0].asnumpy()
     one, many = timed(singles, n), timed(groups, n)
     same = all(np.array_equal(a.asnumpy(), b.asnumpy()) for a, b in zip(net1.get_parameters(), net2.get_parameters()))
     print(f"{NETWORK} K={K}: {one:.2f} ms/step one per call, {many:.2f} ms/step {K} per call "

@@ -1,4 +1,5 @@
-"""Markdown tables from bench/results/suite.json (what docs/performance.md quotes):
+"""Markdown tables from bench/results/suite.json, user_visible.json and page_times.json (what
+docs/performance.md quotes):
     .venv/bin/python -m bench.report"""
 import json
 import re
@@ -6,6 +7,34 @@ import sys
 from pathlib import Path
 
 RESULTS = Path(__file__).resolve().parent / "results" / "suite.json"
+USER_VISIBLE = RESULTS.parent / "user_visible.json"
+PAGE_TIMES = RESULTS.parent / "page_times.json"
+
+
+def user_visible_table(data: dict) -> list[str]:
+    """bench/user_visible.py: samples/s through the command line vs the plain script vs PyTorch."""
+    rows = [f"{data['command']} — {data['date']}, {data['machine']}, Python {data['python']}, "
+            f"mindspore {data['versions']['mindspore']}, torch {data['torch']}, {data['reps']} rounds interleaved, "
+            f"samples/s over epochs 2–{data['epochs']}", "",
+            "| network | variant | samples/s (median) | each round | time per sample vs PyTorch |", "|---|---|---|---|---|"]
+    for r in data["rows"]:
+        ratio = f"{r['time_per_sample_vs_pytorch']:.2f}×" if r["time_per_sample_vs_pytorch"] else "–"
+        rows.append(f"| {r['network']} | {r['variant']} | {r['median_samples_per_s']:,} | "
+                    f"{', '.join(f'{v:,}' for v in r['runs'])} | {ratio} |")
+    return rows
+
+
+def page_times_table(data: dict) -> list[str]:
+    """bench/page_times.py: the click on a page's link -> the page complete, in Chromium."""
+    rows = [f"{data['command']} — {data['date']}, {data['machine']}, streamlit {data['versions']['streamlit']}, "
+            f"{data['runs_in_store']} runs in the store, {data.get('settle_s', 0)} s on the first page", "",
+            "| page | first visit in the server's life, s (median / max) | later visits, s (median / max) |",
+            "|---|---|---|"]
+    for page, figures in data["summary"].items():
+        cells = [f"{figures[k]['median']:.2f} / {figures[k]['max']:.2f}" if k in figures else "–"
+                 for k in ("first_visit_s", "later_visits_s")]
+        rows.append(f"| {page} | {cells[0]} | {cells[1]} |")
+    return rows
 
 
 def steps_table(steps: dict) -> list[str]:
@@ -61,6 +90,9 @@ def main() -> int:
     for part in ("epoch", "overhead", "pipeline", "predict", "torch"):
         if part in data:
             print(f"\n{part}: {json.dumps(data[part], indent=1)}")
+    for path, table in ((USER_VISIBLE, user_visible_table), (PAGE_TIMES, page_times_table)):
+        if path.exists():
+            print("\n" + "\n".join(table(json.loads(path.read_text()))))
     return 0
 
 

@@ -36,7 +36,7 @@ from core.training.layer_stats import summarize_all
 from core.training.learning_rate import LearningRates
 from core.training.parallel import Parallel
 from core.training.resume import ResumeState
-from core.training.steps import Stepper, make_train_step
+from core.training.steps import MultiStep, Stepper, make_train_step
 from core.training.weights import restore, snapshot
 
 __all__ = ["TrainResult", "train", "prepare_data", "build_model"]
@@ -367,8 +367,8 @@ def _take_step(loop: _Loop, data, label, with_grads: bool) -> StepOutcome:
 
 
 def _take_steps(loop: _Loop, group: list) -> list[StepOutcome]:
-    """K steps in one graph call over the group's stacked batches (core.training.steps.MultiStep)."""
-    xs, ys = ms.ops.stack([data for data, _ in group]), ms.ops.stack([label for _, label in group])
+    """K steps in one graph call over the group's batches (core.training.steps.MultiStep)."""
+    xs, ys = MultiStep.batches(group)
 
     def call():
         losses, correct = loop.model.step.multi(xs, ys)
