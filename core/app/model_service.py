@@ -45,7 +45,8 @@ def preload(store: RunStore) -> threading.Thread:
     """Once per process, in a background thread: import MindSpore and the model code (1.1-1.2 s here, ~350 MB),
     select Graph mode, and load the model Evaluate and Draw show first (the newest finished run with a
     checkpoint) with its prediction and inspection graphs compiled. The first visit of Evaluate took 1.6-2.4 s,
-    almost all of it this import and the inspection's compilation (bench/page_times.py, py-spy)."""
+    almost all of it this import and the inspection's compilation (bench/page_times.py, py-spy). The app starts it
+    after the first page's run: started with the server, it slowed the first page from ~1.6 s to 2.9-3.7 s."""
     global _preloading
     with MINDSPORE_LOCK:
         if _preloading is None:
