@@ -8,6 +8,7 @@ import pytest
 from core.training.control import Control
 from core.config import TrainConfig
 from core.data.folders import validate_mnist_dir
+from core.data.memory_batches import MemoryBatches
 from core.training.events import Callback, EpochMetrics, EventLog, StepEvent
 from core.training.loop import train
 from core.training.weights import snapshot
@@ -41,7 +42,16 @@ def test_both_styles_train_and_agree(folder, mode):
     assert np.allclose(streams["cell"], streams["functional"], rtol=1e-3, atol=1e-4)
 
 
-def test_every_epoch_sees_a_new_order_and_the_loss_keeps_falling(folder):
+def test_every_epoch_sees_a_new_order_and_the_loss_keeps_falling(folder, monkeypatch):
+    """The orders the training loop really consumed: each epoch every training image once, in an order of its
+    own; the same seed gives the same orders again (Re-run), another seed others."""
+    orders = []
+    real = MemoryBatches.epoch_order
+
+    def recorded(self):
+        orders.append(real(self))
+        return orders[-1]
+    monkeypatch.setattr(MemoryBatches, "epoch_order", recorded)
     cfg = TrainConfig(network="mlp", mode="graph", epochs=3, batch_size=64)
     events = EventLog()
     result = train(cfg, folder, [events])
@@ -49,6 +59,13 @@ def test_every_epoch_sees_a_new_order_and_the_loss_keeps_falling(folder):
     assert [e.epoch for e in epochs] == [1, 2, 3] and result.steps == 3 * 17
     assert epochs[2].train_loss < epochs[0].train_loss
     assert epochs[-1].eta == 0
+    first_run = orders[:3]
+    assert len(first_run) == 3 and all(sorted(o) == list(range(len(o))) for o in first_run)  # each image once
+    assert len({tuple(o) for o in first_run}) == 3, "an epoch replayed another's order"
+    train(cfg.with_(epochs=2), folder)
+    assert [list(o) for o in orders[3:5]] == [list(o) for o in first_run[:2]]  # same seed: same orders
+    train(cfg.with_(epochs=1, seed=cfg.seed + 1), folder)
+    assert list(orders[5]) != list(first_run[0])
 
 
 def test_early_stopping_restores_the_best_weights(folder):

@@ -116,3 +116,27 @@ def test_an_empty_validation_split_says_why(tmp_path, small_mnist):
     with pytest.raises(ValueError, match="used no validation split"):
         evaluation_set(folder, "validation", 0.0)
     shutil.rmtree(one)
+
+
+def test_batches_from_memory_are_the_pipelines_batches_in_another_order(small_mnist):
+    """Runs without augmentation train on MemoryBatches: per epoch, every chosen image exactly once, normalised
+    bit for bit as MindSpore's pipeline does it, with its label; the last batch smaller, as the pipeline's."""
+    import mindspore as ms  # noqa: F401  # deferred: MindSpore (this module's other tests need none)
+    from core.data.folders import validate_mnist_dir
+    from core.data.memory_batches import MemoryBatches
+    from core.data.pipeline import create_dataset
+    folder = validate_mnist_dir(small_mnist)
+    chosen = np.arange(3, 203, 2)  # 100 of the split's images
+    memory = MemoryBatches(folder, "train", chosen, 32, seed=7)
+    pipeline = create_dataset(folder, "train", chosen, 32, shuffle=False)
+    assert memory.get_dataset_size() == pipeline.get_dataset_size() == 4
+    want = [(x.asnumpy(), y.asnumpy()) for x, y in pipeline.create_tuple_iterator(num_epochs=1)]
+    want_x, want_y = np.concatenate([x for x, _ in want]), np.concatenate([y for _, y in want])
+    got = [(x.asnumpy(), y.asnumpy()) for x, y in memory]
+    assert [len(y) for _, y in got] == [32, 32, 32, 4]
+    got_x, got_y = np.concatenate([x for x, _ in got]), np.concatenate([y for _, y in got])
+    assert got_x.dtype == want_x.dtype and got_y.dtype == want_y.dtype == np.int32
+    key = lambda x: x.reshape(len(x), -1).tobytes()  # noqa: E731
+    as_rows = lambda x, y: sorted(key(x[i:i + 1]) + bytes([int(y[i])]) for i in range(len(y)))  # noqa: E731
+    assert as_rows(got_x, got_y) == as_rows(want_x, want_y)  # the same (image, label) pairs, bit for bit
+    assert not np.array_equal(got_y, want_y)  # ... in a shuffled order

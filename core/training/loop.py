@@ -19,6 +19,7 @@ import numpy as np
 
 from core.config import TrainConfig
 from core.data.folders import MnistFolder, load_labels, stratified_split
+from core.data.memory_batches import MemoryBatches
 from core.data.pipeline import create_dataset
 from core.model import checkpoint
 from core.model.evaluation import NetWithLoss, evaluate_batches
@@ -122,7 +123,7 @@ def train(config: TrainConfig, folder: MnistFolder, callbacks: Iterable[Callback
     config.validate()
     done_epochs = resume.epoch if resume else 0
     _seed(config, done_epochs)
-    data = prepare_data(config, folder, parallel)
+    data = prepare_data(config, folder, parallel, seed=config.seed + done_epochs)
     model = build_model(config, resume, parallel, data.steps_per_epoch)
     step = resume.step if resume else 0
     loop = _Loop(config, data, model, CallbackList(callbacks), _control(control, parallel),
@@ -164,8 +165,9 @@ def _control(control: Control | None, parallel: Parallel | None) -> Control:
     return CollectiveControl(parallel, control) if parallel is not None else control
 
 
-def prepare_data(config: TrainConfig, folder: MnistFolder, parallel: Parallel | None) -> TrainData:
-    """The training and validation datasets of this process (its share of them when data-parallel)."""
+def prepare_data(config: TrainConfig, folder: MnistFolder, parallel: Parallel | None, seed: int) -> TrainData:
+    """The training and validation datasets of this process (its share of them when data-parallel); seed: the
+    training order's (the run's seed plus the epochs done, like the pipeline's)."""
     train_idx, val_idx = stratified_split(load_labels(folder, "train"), config.val_fraction)
     workers, batch = (parallel.size, config.worker_batch) if parallel else (1, config.batch_size)
     if parallel is not None:  # an equal, class-balanced share per worker: every worker takes as many steps
@@ -174,8 +176,11 @@ def prepare_data(config: TrainConfig, folder: MnistFolder, parallel: Parallel | 
     if batch > len(train_idx):
         raise ValueError(f"batch size {config.batch_size} is larger than the {len(train_idx) * workers} training "
                          "images: lower the batch size")
-    train_ds = create_dataset(folder, "train", train_idx, batch, shuffle=True,
-                              num_parallel_workers=config.num_parallel_workers, augment=config.augment)
+    if config.augment:  # a random affine per image: MindSpore's pipeline
+        train_ds = create_dataset(folder, "train", train_idx, batch, shuffle=True,
+                                  num_parallel_workers=config.num_parallel_workers, augment=True)
+    else:  # decoded once, batched from memory: the pipeline's threads no longer take CPU from the step
+        train_ds = MemoryBatches(folder, "train", train_idx, batch, seed=seed)
     val_ds = (create_dataset(folder, "train", val_idx, max(config.batch_size, 256), shuffle=False,
                              num_parallel_workers=config.num_parallel_workers) if len(val_idx) else None)
     return TrainData(train_ds, val_ds, train_ds.get_dataset_size(), len(train_idx) * workers, len(val_idx),
