@@ -3,8 +3,10 @@
 whether both trained the same weights bit for bit. One run is indicative only (±15 % on this machine).
 
     .venv/bin/python bench/kstep_alone.py lenet5 8
+    ONEDNN_MAX_CPU_ISA=AVX512_CORE .venv/bin/python bench/kstep_alone.py lenet5 8    # another oneDNN cap
 """
 import json
+import os
 import platform
 import sys
 import time
@@ -65,7 +67,8 @@ def main() -> None:
     same = all(np.array_equal(a.asnumpy(), b.asnumpy()) for a, b in zip(net1.get_parameters(), net2.get_parameters()))
     print(f"{NETWORK} K={K}: {one:.2f} ms/step one per call, {many:.2f} ms/step {K} per call "
           f"({one / many:.2f}x), same weights: {same}")
-    record(dict(network=NETWORK, k=K, ms_one_per_call=round(one, 2), ms_k_per_call=round(many, 2), same_weights=same))
+    record(dict(network=NETWORK, k=K, ms_one_per_call=round(one, 2), ms_k_per_call=round(many, 2), same_weights=same,
+                onednn_max_cpu_isa=os.environ.get("ONEDNN_MAX_CPU_ISA")))
 
 
 def record(row: dict) -> None:

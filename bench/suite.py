@@ -16,6 +16,7 @@ Parts:
   torch     the same steps in PyTorch when `torch` is importable (not a dependency)
   user      what a user sees: samples/s through the command line (worker, store, pipeline) vs the plain seed script
             vs PyTorch eager on the same images, interleaved (bench/user_visible.py; TORCH_PYTHON for PyTorch)
+  modes     PyNative against Graph through the command line, every network x style (bench/modes.py)
   start     Start -> first live step in a real browser, with and without warm workers (bench/start_latency.py)
   pages     opening every page in a real browser with a 10-run store (bench/page_times.py)
 Configurations are interleaved (A B A B ...) so that machine drift spreads over all of them; each runs in a
@@ -271,6 +272,12 @@ def part_user(reps: int, steps: int) -> dict:
     return user_visible.main(["--reps", str(max(reps, 3))] + (["--torch-python", torch_python] if torch_python else []))
 
 
+def part_modes(reps: int, steps: int) -> dict:
+    """PyNative against Graph through the command line, every network x style: bench/modes.py."""
+    from bench import modes  # deferred: each part imports only what it runs
+    return modes.main(["--reps", str(max(reps, 3))])
+
+
 def part_start(reps: int, steps: int) -> dict:
     """Start -> first live step in Chromium, with and without warm workers: bench/start_latency.py."""
     from bench import start_latency  # deferred: Playwright
@@ -286,7 +293,7 @@ def part_pages(reps: int, steps: int) -> dict:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--parts", nargs="+", default=["tune", "steps", "epoch", "overhead", "pipeline", "predict",
-                                                   "torch", "user", "start", "pages"])
+                                                   "torch", "user", "modes", "start", "pages"])
     ap.add_argument("--reps", type=int, default=2)
     ap.add_argument("--steps", type=int, default=60)
     args = ap.parse_args(argv)

@@ -1,9 +1,9 @@
 """Training batches from images decoded once and kept in memory, for runs without augmentation.
 
 Why: MindSpore's data pipeline runs in its own threads while the step runs, and on two cores they take CPU
-from the step itself. Fed from memory, training the bundled images through the command line went from 14,801
-to 21,409 samples/s (MLP) and from 6,621 to 7,570 (LeNet-5): `python -m bench.ab_commits` on the commits
-before and after, 3 interleaved rounds (bench/results/ab_commits.json). The images are
+from the step itself. Fed from memory, training the bundled images through the command line went from 14,523
+to 21,646 samples/s (MLP) and from 6,725 to 7,767 (LeNet-5): `python -m bench.ab_commits 8a9cd51 ad77247`
+(the commits before and after), 3 interleaved rounds (bench/results/ab_commits.json). The images are
 kept as uint8 (the full 60,000 images: 47 MB) and each batch is normalised by `preprocess_numpy`, which gives
 the pipeline's own output bit for bit (tests/test_training_pieces.py). Augmentation (a random affine per image)
 stays in MindSpore's pipeline.
