@@ -42,6 +42,20 @@ def test_augment_changes_training_images_but_not_labels_or_shapes(small_mnist):
     assert np.abs(shift.mean(0)).max() < 1.0 and (shift[:, 1] < -0.5).any() and (shift[:, 1] > 0.5).any()
 
 
+def test_each_epoch_distorts_the_same_images_anew(small_mnist):
+    """One iterator over two epochs, as training uses it: the same images in the same order (no shuffle) come
+    out distorted differently in the second epoch (a pipeline replaying epoch 1's draws fails this)."""
+    folder = validate_mnist_dir(small_mnist)
+    ds.config.set_seed(0)
+    d = create_dataset(folder, "train", np.arange(64), 64, shuffle=False, augment=True)
+    iterator = d.create_tuple_iterator(num_epochs=2)
+    epochs = [[(x.asnumpy(), y.asnumpy()) for x, y in iterator] for _ in range(2)]
+    (first, labels), (second, labels_again) = epochs[0][0], epochs[1][0]
+    assert len(epochs[0]) == len(epochs[1]) == 1 and (labels == labels_again).all()
+    differs = np.abs(first - second).reshape(64, -1).max(1) > 1e-3
+    assert differs.mean() > 0.9  # nearly every image distorted anew
+
+
 def test_a_run_with_augmentation_trains_and_the_option_parses(small_mnist):
     values, errors = parse_fields({"augment": "true"})
     assert values == {"augment": True} and not errors

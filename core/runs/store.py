@@ -246,6 +246,7 @@ class RunStore:
         self.update(run_id, name=name)
 
     def delete(self, run_id: str) -> None:
+        check_run_id(run_id)  # before anything is touched: a row with a path for an id (a tampered store) too
         run = self.get(run_id)
         if run is None:
             return

@@ -3,6 +3,7 @@ leave their folders, uploads that are never unpickled, no shell strings."""
 from __future__ import annotations
 
 import re
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,7 @@ from core.runs.ids import check_run_id
 from core import PROJECT_ROOT
 from core.data.idx import DataError
 from core.app.throttle import Throttle
+from core.config import TrainConfig
 from tests.apptest import page
 
 
@@ -102,9 +104,24 @@ def test_run_ids_never_name_paths(store):
     for bad in ("../x", "/etc/passwd", ".", "", "20261129-153000-a1b2c3/../../x", "20261129-153000-A1B2C3"):
         with pytest.raises(ValueError, match="is not a run id"):
             store.checkpoint_path(bad)
-        with pytest.raises(ValueError):
-            store.delete(bad) if store.get(bad) else check_run_id(bad)
+        with pytest.raises(ValueError, match="is not a run id"):
+            store.delete(bad)
     assert check_run_id("20261129-153000-a1b2c3")
+
+
+def test_deleting_a_tampered_row_whose_id_names_a_path_touches_nothing(store):
+    """A store whose row has a path for an id ('../victim', written into the database by hand): delete refuses
+    it before touching the database or any folder the id would name."""
+    run_id = store.create_run(TrainConfig(network="mlp"), name="tampered", status="completed")
+    with sqlite3.connect(store.db_path) as db:
+        db.execute("UPDATE runs SET id = '../victim' WHERE id = ?", (run_id,))
+    victim = store.root / "victim"  # where checkpoints/../victim points
+    victim.mkdir()
+    (victim / "keep.txt").write_text("mine")
+    assert store.get("../victim") is not None  # the row is really there
+    with pytest.raises(ValueError, match="is not a run id"):
+        store.delete("../victim")
+    assert (victim / "keep.txt").read_text() == "mine" and store.get("../victim") is not None
 
 
 def test_loopback_detection_and_password_comparison():
