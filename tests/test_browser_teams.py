@@ -65,6 +65,9 @@ def test_a_student_sees_the_teachers_run_and_its_owner_but_cannot_pause_or_stop_
 
             teacher.get_by_role("button", name="⏸️ Pause", exact=True).click()
             wait_for(lambda: store.list_runs()[0].status == "paused", 15, "the teacher's pause")
+            # the teacher's page drawn paused (its controls drawn again) before the next click: a click on the
+            # Stop button of the view being replaced was once lost in CI (the run stayed paused)
+            expect(teacher.get_by_role("button", name="▶️ Resume", exact=True)).to_be_visible(timeout=15_000)
             teacher.get_by_role("button", name="⏹️ Stop", exact=True).click()
             wait_for(lambda: store.list_runs()[0].status == "stopped", 15, "the teacher's stop")
             browser.close()

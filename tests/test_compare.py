@@ -72,6 +72,27 @@ def test_a_re_run_reproduces_the_run(small_mnist):
     assert runs[0][1] == runs[1][1]
 
 
+def test_the_pages_re_run_trains_the_same_steps_in_a_new_worker_process(store, small_mnist):
+    """What the Compare page's Re-run does for real: a new worker process trains the recorded config, and its
+    losses equal the original run's step for step (not two trainings inside one process)."""
+    cfg = TrainConfig(network="mlp", mode="graph", epochs=2, data_dir=str(small_mnist))
+    original = launcher.start(store, cfg, name="original")
+    wait_for(lambda: store.get(original).status == "completed", timeout=180, what="the original run")
+    fake_run(store, cfg.with_(learning_rate=0.05), "another", [2.0, 1.0], [0.7])  # Compare needs two
+    at = page("compare")
+    at.selectbox(key="rerun_which").set_value(original).run()
+    at.button(key="rerun").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    rerun = wait_for(lambda: next((r for r in store.list_runs() if r.name == "re-run of original"), None),
+                     what="the re-run")
+    done = wait_for(lambda: (r := store.get(rerun.id)).status == "completed" and r, timeout=180, what="the re-run")
+    assert done.pid and done.pid != store.get(original).pid  # its own worker process
+    before, again = store.steps(original), store.steps(rerun.id)
+    assert len(before) == len(again) > 10
+    np.testing.assert_allclose([r.loss for r in again], [r.loss for r in before], rtol=1e-6, atol=1e-7)
+    assert [e.val_acc for e in store.epochs(rerun.id)] == [e.val_acc for e in store.epochs(original)]
+
+
 def test_compare_charts_and_table_read_well(store):
     """One distinct colour per run, facet titles without "=", whole epochs on the epoch axis, the legend
     above the charts, and a table that starts with the results, its numbers formatted."""

@@ -124,3 +124,50 @@ def test_messages_keep_their_catalogue_key_and_an_old_store_gains_the_column(tmp
     store.set_rank(run_id, 1, state="stopped", message=Message("rank_ended_died", {"rank": 0}))
     (rank,) = store.ranks(run_id)
     assert rank.message == "ended because rank 0 died" and rank.said.say("zh") == "因 rank 0 意外终止而结束"
+
+
+def test_a_run_silent_for_sixty_seconds_is_marked_interrupted_though_its_process_lives(store):
+    """README: a run with no heartbeat for 60 s is marked interrupted (a hung worker), even when its process
+    is still there; one heard from 59 s ago is not."""
+    import time
+    sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
+    try:
+        quiet, silent = (store.create_run(TrainConfig(), name=n, exclusive=False) for n in ("quiet", "silent"))
+        store.update(quiet, status="running", pid=sleeper.pid, heartbeat=time.time() - 59)
+        store.update(silent, status="running", pid=sleeper.pid, heartbeat=time.time() - 61)
+        assert store.reconcile() == [silent]
+        assert store.get(quiet).status == "running"
+        run = store.get(silent)
+        assert run.status == "interrupted" and "ended unexpectedly" in run.message
+        assert sleeper.poll() is None  # judged by its silence, not by its process
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+
+
+def test_stop_terminates_a_worker_stuck_mid_step_after_the_grace_period(store):
+    """README: Stop asks between steps; a worker that does not end within 5 s (stuck inside a step) is
+    terminated, and the run says so. The stand-in worker never reads the store, like one stuck in a step."""
+    import time
+
+    from core.runs import launcher
+    stuck = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"], start_new_session=True)
+    try:
+        run_id = store.create_run(TrainConfig(), name="stuck")
+        store.update(run_id, status="running", pid=stuck.pid, heartbeat=time.time())
+        asked = time.monotonic()
+        launcher.stop(store, run_id)
+        assert stuck.poll() is None and store.get(run_id).active  # asked, not yet forced
+        stuck.wait(timeout=launcher.STOP_GRACE_S + 10)
+        waited = time.monotonic() - asked
+        assert waited >= launcher.STOP_GRACE_S - 0.5  # the grace period was given
+        run = store.get(run_id)
+        deadline = time.monotonic() + 5
+        while run.active and time.monotonic() < deadline:
+            time.sleep(0.1)
+            run = store.get(run_id)
+        assert run.status == "stopped" and "terminated mid-step" in run.message
+    finally:
+        if stuck.poll() is None:
+            stuck.kill()
+        stuck.wait()
