@@ -11,15 +11,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import platform
 import statistics
 import subprocess
 import sys
 import tempfile
-import time
-from importlib.metadata import version
 from pathlib import Path
 
+from bench.record import stamp
 from bench.teaching_cost import train_once
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -59,8 +57,7 @@ def main() -> None:
     runs.append({"command": "python -m bench.ab_commits " + " ".join(sys.argv[1:]), "rows": rows,
                  "commits": {c: subprocess.run(["git", "rev-parse", "--short", c], cwd=ROOT, capture_output=True,
                                                text=True).stdout.strip() for c in trees},
-                 "date": time.strftime("%Y-%m-%d %H:%M %Z"), "python": platform.python_version(),
-                 "mindspore": version("mindspore"), "epochs": args.epochs, "reps": args.reps})
+                 **stamp(), "epochs": args.epochs, "reps": args.reps})
     path.write_text(json.dumps(runs, indent=1) + "\n")
 
 

@@ -11,10 +11,8 @@ Appends to bench/results/kernel_alternatives.json (date, versions, machine).
 """
 import argparse
 import json
-import platform
 import sys
 import time
-from importlib.metadata import version
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -26,6 +24,7 @@ import mindspore as ms  # noqa: E402
 import numpy as np  # noqa: E402
 
 from bench import alt_layers  # noqa: E402
+from bench.record import stamp  # noqa: E402
 from core.config import TrainConfig  # noqa: E402
 from core.model.evaluation import NetWithLoss  # noqa: E402
 from core.model.losses import build_loss  # noqa: E402
@@ -73,8 +72,7 @@ def main() -> None:
               f"largest weight difference {diff:.2g}")
     path = Path(__file__).resolve().parent / "results" / "kernel_alternatives.json"
     runs = json.loads(path.read_text()) if path.exists() else []
-    runs.append({"rows": rows, "date": time.strftime("%Y-%m-%d %H:%M %Z"), "python": platform.python_version(),
-                 "mindspore": version("mindspore"), "machine": platform.machine()})
+    runs.append({"rows": rows, **stamp()})
     path.write_text(json.dumps(runs, indent=1) + "\n")
 
 

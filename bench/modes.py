@@ -11,15 +11,11 @@ from __future__ import annotations
 
 import argparse
 import itertools
-import json
-import os
-import platform
 import statistics
 import sys
-import time
-from importlib.metadata import version
 from pathlib import Path
 
+from bench.record import save, stamp
 from bench.teaching_cost import train_once
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -46,12 +42,9 @@ def main(argv: list[str] | None = None) -> dict:
                      "runs": {m: [round(v) for v in figures[(network, style, m)]] for m in ("graph", "pynative")}})
         print(f"{network:6} {style:10} graph {graph:8,.0f}  pynative {eager:8,.0f}  PyNative's time per sample "
               f"{graph / eager:.2f}x Graph's")
-    out = {"command": "python -m bench.modes " + " ".join(sys.argv[1:] if argv is None else argv), "date": time.strftime("%Y-%m-%d %H:%M %Z"),
-           "machine": f"{platform.machine()}, {os.cpu_count()} cores", "python": platform.python_version(),
-           "mindspore": version("mindspore"), "epochs": args.epochs, "reps": args.reps, "rows": rows}
-    path = ROOT / "bench" / "results" / "modes.json"
-    path.write_text(json.dumps(out, indent=2) + "\n")
-    print(f"written: {path}")
+    out = {"command": "python -m bench.modes " + " ".join(sys.argv[1:] if argv is None else argv), **stamp(),
+           "epochs": args.epochs, "reps": args.reps, "rows": rows}
+    save("modes", out)
     return out
 
 

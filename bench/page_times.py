@@ -17,18 +17,17 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-from importlib.metadata import version
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench.record import save, stamp  # noqa: E402
 from tests.server import CHROMIUM, CHROMIUM_ARGS, start_server  # noqa: E402
 from ui.navigation import PAGES  # noqa: E402
 
@@ -107,14 +106,11 @@ def main(argv: list[str] | None = None) -> dict:
             rows += [r | {"server": rep + 1} for r in one_server(browser, root, args.settle)]
         browser.close()
     out = {"command": "python -m bench.page_times " + " ".join(sys.argv[1:] if argv is None else argv),
-           "date": time.strftime("%Y-%m-%d %H:%M %Z"), "machine": f"{platform.machine()}, {os.cpu_count()} cores",
-           "python": platform.python_version(), "versions": {p: version(p) for p in ("mindspore", "streamlit")},
-           "runs_in_store": args.runs, "settle_s": args.settle, "summary": summary(rows), "rows": rows}
-    path = ROOT / "bench" / "results" / "page_times.json"
-    path.write_text(json.dumps(out, indent=2) + "\n")
+           **stamp("streamlit"), "runs_in_store": args.runs, "settle_s": args.settle, "summary": summary(rows),
+           "rows": rows}
+    save("page_times", out)
     for name, figures in out["summary"].items():
         print(f"{name:20} {figures}")
-    print(f"written: {path}")
 
     return out
 

@@ -10,16 +10,15 @@ Appends to bench/results/profile_step.json (date, versions, machine).
 """
 import csv
 import json
-import platform
 import re
 import sys
 import tempfile
 import time
 from collections import Counter
-from importlib.metadata import version
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from bench.record import stamp  # noqa: E402
 from core.runtime import prepare_process  # noqa: E402
 
 NETWORK = sys.argv[1] if len(sys.argv) > 1 else "lenet5"
@@ -93,9 +92,7 @@ def main() -> None:
     rows.append({"network": NETWORK, "k": K, "wall_ms_per_step_profiled": round(wall, 2),
                  "ops_ms_per_step": round(total, 2),
                  "share_by_type": {op: round(t / total, 4) for op, t in sorted(types.items(), key=lambda kv: -kv[1])},
-                 "largest_by_layer_ms": {k: round(v, 3) for k, v in layers.items()},
-                 "date": time.strftime("%Y-%m-%d %H:%M %Z"), "python": platform.python_version(),
-                 "mindspore": version("mindspore"), "machine": platform.machine()})
+                 "largest_by_layer_ms": {k: round(v, 3) for k, v in layers.items()}, **stamp()})
     path.write_text(json.dumps(rows, indent=1) + "\n")
 
 

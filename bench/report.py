@@ -26,7 +26,7 @@ def user_visible_table(data: dict) -> list[str]:
 
 def page_times_table(data: dict) -> list[str]:
     """bench/page_times.py: the click on a page's link -> the page complete, in Chromium."""
-    rows = [f"{data['command']} — {data['date']}, {data['machine']}, streamlit {data['versions']['streamlit']}, "
+    rows = [f"{data['command']} — {data['date']}, {data['machine']}, streamlit {data.get('streamlit') or data['versions']['streamlit']}, "
             f"{data['runs_in_store']} runs in the store, {data.get('settle_s', 0)} s on the first page", "",
             "| page | first visit in the server's life, s (median / max) | later visits, s (median / max) |",
             "|---|---|---|"]

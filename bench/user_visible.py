@@ -24,6 +24,7 @@ from importlib.metadata import version
 from pathlib import Path
 
 from bench.teaching_cost import train_once
+from bench.suite import PRESETS, env_for, reference_preset
 from core.runtime import ISA_FOR_NETWORK
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -44,10 +45,7 @@ def plain_once(network: str, epochs: int, project_settings: bool) -> float:
     """Samples/s over epochs 2.. of the plain seed script (bench/reference.py: MnistDataset -> TrainOneStepCell ->
     a tuple iterator) on the bundled 5,000 training images; with the project's oneDNN setting for the network
     (project_settings) or with MindSpore's own."""
-    env = {k: v for k, v in os.environ.items() if k not in ("ONEDNN_MAX_CPU_ISA", "STUDIO_CHOSE_ONEDNN_ISA")}
-    env.update(GLOG_v="3", PYTHONPATH=str(ROOT))
-    if project_settings and ISA_FOR_NETWORK.get(network):
-        env["ONEDNN_MAX_CPU_ISA"] = ISA_FOR_NETWORK[network]
+    env = env_for(reference_preset(network) if project_settings else PRESETS["mindspore-default"])
     p = subprocess.run([sys.executable, str(ROOT / "bench" / "reference.py"), "--network", network,
                         "--epochs", str(epochs)], cwd=ROOT, env=env, capture_output=True, text=True, timeout=1800)
     if p.returncode != 0:
