@@ -17,7 +17,6 @@ from __future__ import annotations
 import heapq
 import os
 import sqlite3
-import threading
 import time
 from dataclasses import dataclass
 
@@ -31,7 +30,6 @@ __all__ = ["RunQueue", "QueuedRun", "SLOTS_ENV", "slots_setting", "dispatch_orde
 SLOTS_ENV = "STUDIO_SLOTS"
 DEFAULT_SLOTS = 1
 MAX_SLOTS = 64
-QUEUED_HERE = threading.Event()  # set when this process queues a run (the dispatcher's wake-up)
 FALLBACK_SAMPLES_PER_S = {"lenet5": 5_000.0, "mlp": 10_000.0}  # before any run of the network has finished
 TRAIN_IMAGES_GUESS = 4_500
 
@@ -87,7 +85,6 @@ class RunQueue:
                                        submitter=submitter or "", queue_order=time.time(), waiter_pid=waiter_pid,
                                        slots=needed)  # one insert: a dispatcher never sees it half made
         self.store.log(run_id, f"queued by {submitter or 'someone'} ({source})")
-        QUEUED_HERE.set()  # a dispatcher in this process (the app server's) ticks now, not within its tick
         return run_id
 
     def cancel(self, run_id: str) -> bool:
