@@ -21,7 +21,9 @@ store = get_store()
 store.reconcile()
 runs = store.list_runs()
 
-with st.expander("⬆️ " + t("runs.upload"), expanded=not runs):
+# Open while it holds a file: it opens by itself for an empty store, and closing it once the upload made a run
+# hid the upload's outcome (found by tests/test_browser_actions.py).
+with st.expander("⬆️ " + t("runs.upload"), expanded=not runs or st.session_state.get("upload") is not None):
     up = st.file_uploader(t("runs.upload_label"), type=["ckpt"], key="upload")
     if up is not None and st.session_state.get("uploaded") != up.file_id:
         try:

@@ -9,7 +9,7 @@ import sys
 
 from tqdm import tqdm
 
-from core.data.downloader import MIRRORS, Progress, download_mnist
+from core.data.downloader import MIRRORS_ENV, Progress, configured_mirrors, download_mnist
 from core.data.idx import DataError
 
 
@@ -38,12 +38,12 @@ class DownloadBar:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description="Download the full MNIST (70,000 images) into a folder.")
     ap.add_argument("target", help="folder to create train/ and test/ in")
-    ap.add_argument("--mirror", action="append", help="mirror base URL (repeatable); default: known mirrors")
+    ap.add_argument("--mirror", action="append", help=f"mirror base URL (repeatable); default: ${MIRRORS_ENV} or the known mirrors")
     ap.add_argument("--timeout", type=float, default=30.0)
     args = ap.parse_args(argv)
     bar = DownloadBar()
     try:
-        root = download_mnist(args.target, tuple(args.mirror or MIRRORS), progress=bar, timeout=args.timeout)
+        root = download_mnist(args.target, tuple(args.mirror or configured_mirrors()), progress=bar, timeout=args.timeout)
     except DataError as e:
         print(f"\nerror: {e}", file=sys.stderr)
         return 1

@@ -4,7 +4,7 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
-from core.data.downloader import DownloadCancelled, Progress, download_mnist
+from core.data.downloader import DownloadCancelled, Progress, configured_mirrors, download_mnist
 from core.data.idx import DataError
 
 __all__ = ["DownloadJob"]
@@ -18,6 +18,7 @@ class DownloadJob:
     ENDED = ("done", "failed", "cancelled")
 
     def __init__(self, target: str | Path, **options):
+        options.setdefault("mirrors", configured_mirrors())
         self.target, self.options = Path(target), options  # options: download_mnist's (mirrors, timeout, ...)
         self.state = "running"
         self.progress: Progress | None = None

@@ -7,6 +7,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import os
+import re
 import shutil
 import threading
 import time
@@ -35,6 +36,14 @@ ARCHIVES = {
 }
 
 CHUNK = 64 * 1024
+MIRRORS_ENV = "STUDIO_MNIST_MIRRORS"  # a server's own mirrors (an internal file server), before the known ones
+
+
+def configured_mirrors() -> tuple[str, ...]:
+    """The mirrors a server or command line uses by default: $STUDIO_MNIST_MIRRORS (base URLs separated by
+    commas or spaces) when set, else the known public ones."""
+    own = tuple(u for u in re.split(r"[,\s]+", os.environ.get(MIRRORS_ENV, "")) if u)
+    return own or MIRRORS
 
 
 class DownloadCancelled(Explained):

@@ -2,7 +2,6 @@
 import hashlib
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
@@ -10,60 +9,9 @@ from core.data.download_job import DownloadJob
 from core.data.downloader import ARCHIVES, DownloadCancelled, download_mnist
 from core.data.idx import DataError
 from tests.helpers import wait_for
+from tests.mirror import Server
 
 TEST_ARCHIVES = {k: v for k, v in ARCHIVES.items() if k.startswith("t10k")}
-
-
-class Server:
-    """Serves files with Range support; `mode` makes it misbehave: ok | wrong | truncate | hang | missing."""
-
-    def __init__(self, files: dict[str, bytes], mode: str = "ok"):
-        self.files, self.mode, self.ranges = files, mode, []
-        outer = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *a):
-                pass
-
-            def do_GET(self):
-                name = self.path.rsplit("/", 1)[-1]
-                data = outer.files.get(name)
-                if data is None or outer.mode == "missing":
-                    self.send_error(404)
-                    return
-                if outer.mode == "wrong":
-                    data = bytes(len(data))
-                start = 0
-                rng = self.headers.get("Range")
-                if rng:
-                    outer.ranges.append(rng)
-                    start = int(rng.split("=")[1].split("-")[0])
-                    self.send_response(206)
-                    self.send_header("Content-Range", f"bytes {start}-{len(data) - 1}/{len(data)}")
-                else:
-                    self.send_response(200)
-                self.send_header("Content-Length", str(len(data) - start))
-                self.end_headers()
-                body = data[start:]
-                if outer.mode == "hang":
-                    self.wfile.write(body[:1000])
-                    self.wfile.flush()
-                    time.sleep(3)
-                    return
-                if outer.mode == "truncate":
-                    body = body[: len(body) // 2]
-                try:
-                    self.wfile.write(body)
-                except (BrokenPipeError, ConnectionResetError):
-                    pass
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/mnist/"
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
-
-    def close(self):
-        self.httpd.shutdown()
-        self.httpd.server_close()
 
 
 @pytest.fixture
@@ -184,3 +132,13 @@ def test_a_failed_download_job_keeps_the_reason(tmp_path, serve):
     job = DownloadJob.start(tmp_path / "m", mirrors=(s.url,), archives=TEST_ARCHIVES, retries=0)
     job.wait(30)
     assert job.state == "failed" and "Could not download" in str(job.error) and "Not Found" in str(job.error)
+
+
+def test_a_servers_own_mirror_from_the_environment_is_used_by_default(tmp_path, serve, monkeypatch):
+    """$STUDIO_MNIST_MIRRORS (an internal mirror) is what the Data page's and the command line's downloads use."""
+    s = serve()
+    monkeypatch.setenv("STUDIO_MNIST_MIRRORS", f"http://127.0.0.1:9/nothing/, {s.url}")
+    job = DownloadJob.start(tmp_path / "m", archives=TEST_ARCHIVES, retries=0)
+    job.wait(60)
+    assert job.state == "done", job.error
+    assert job.options["mirrors"] == ("http://127.0.0.1:9/nothing/", s.url)
