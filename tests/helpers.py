@@ -3,6 +3,8 @@ import os
 import subprocess
 import sys
 import time
+from contextlib import contextmanager
+from pathlib import Path
 
 from core import PROJECT_ROOT
 
@@ -21,3 +23,23 @@ def wait_for(predicate, timeout=60.0, what="condition"):
             return value
         time.sleep(0.1)
     raise AssertionError(f"timed out waiting for {what}")
+
+
+@contextmanager
+def small_filesystem(folder: Path, size: str = "4m"):
+    """A real filesystem of `size` (a tmpfs) mounted on folder: a write beyond it fails with the kernel's own
+    ENOSPC. Mounting needs root (CI runs as root). Without that permission the test is skipped, saying why;
+    with $STUDIO_REQUIRE_REAL_FAULTS set (as .ci/run sets it) it fails instead: never a fake fault in its place."""
+    import pytest  # deferred: only tests that mount need it
+    folder.mkdir(parents=True, exist_ok=True)
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(folder)],
+                             capture_output=True, text=True)
+    if mounted.returncode != 0:
+        why = f"a real full disk needs permission to mount a {size} tmpfs (root): {mounted.stderr.strip()}"
+        if os.environ.get("STUDIO_REQUIRE_REAL_FAULTS"):
+            raise AssertionError(why)
+        pytest.skip(why)
+    try:
+        yield folder
+    finally:
+        subprocess.run(["umount", str(folder)], check=True)

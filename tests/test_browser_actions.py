@@ -11,7 +11,6 @@ from pathlib import Path
 import pytest
 
 from core.app import model_service
-from core.model import checkpoint
 from core.runs.store import RunStore
 from tests.mirror import Server
 from tests.server import CHROMIUM, CHROMIUM_ARGS, require_chromium, start_server
