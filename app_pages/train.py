@@ -9,7 +9,7 @@ from ui.present import presenting
 from ui.session import get_config, get_store
 from ui.queue_view import queue_panel
 from ui.runs import draw_status, sidebar_status, status_slot
-from ui.train_view import build_view, draw_run, start_form
+from ui.train_view import build_view, draw_body, draw_header, draw_lesson, header_state, start_form
 
 store = get_store()
 active = store.active_run()
@@ -43,26 +43,41 @@ if not was_active:  # the sidebar polls the status itself; while the shown run t
         sidebar_status()
 
 
+def shared_view(run_id: str, live: bool):
+    """The run's view: for a live run one build shared by every viewer (ui.live), else read now."""
+    if live:
+        return shared_views().get((str(store.root), run_id), lambda: build_view(store, run_id, live=True))
+    return build_view(store, run_id, live=False)
+
+
 @st.fragment(run_every=poll_s)
-def live(run_id: str):
+def live(run_id: str, drawn, options):
+    """What changes at every step; the heading and controls above are drawn again (the whole page) only when
+    what they show changes."""
     if was_active:
         keep_pace(poll_s, live_poll_interval())  # viewers came or went, or updates got slower or faster
     with timed_update():
-        view = (shared_views().get((str(store.root), run_id), lambda: build_view(store, run_id, live=True))
-                if was_active else build_view(store, run_id, live=False))
+        view = shared_view(run_id, was_active)
         if view.run is None:
             st.warning(t("train.deleted"))
             return
-        if was_active and not view.run.active:
-            st.rerun()  # finished: redraw the page once, without polling
-        draw_run(store, view)
+        if was_active and (not view.run.active or header_state(view.run) != drawn):
+            st.rerun()  # finished, paused, resumed, renamed, slowed: the whole page once
+        draw_body(store, view, options)
         if was_active:
             with status_slot():
                 draw_status(view.run)
 
 
 with live_slot:
-    live(shown)
+    header = shared_view(shown, was_active)
+    if header.run is None:
+        st.warning(t("train.deleted"))
+        st.stop()
+    drawn, options = draw_header(store, header)
+    live(shown, drawn, options)
+    if presenting():  # the lesson's pacing below the curves, for the room
+        draw_lesson(store, header)
 if presenting():
     with choice_slot.expander(t("train.next_run_header")):
         start_form(store, get_config())

@@ -4,12 +4,13 @@
     .venv/bin/python -m bench.augmentation [--epochs 20] [--test-dir ../shared/data/mnist]
 """
 import argparse
-import json
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+from bench.record import save, stamp
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -19,7 +20,8 @@ def main(argv=None) -> int:
     ap.add_argument("--epochs", type=int, default=20)
     ap.add_argument("--test-dir", default=str(ROOT.parent / "shared" / "data" / "mnist"))
     args = ap.parse_args(argv)
-    out = {"date": time.strftime("%Y-%m-%d %H:%M %Z"), "epochs": args.epochs, "runs": {}}
+    out = {"command": f"python -m bench.augmentation --epochs {args.epochs}", **stamp(), "epochs": args.epochs,
+           "runs": {}}
     for augment in ("false", "true"):
         tmp = Path(tempfile.mkdtemp())
         t = time.perf_counter()
@@ -33,10 +35,10 @@ def main(argv=None) -> int:
         e = subprocess.run([sys.executable, "-m", "core.evaluate", str(tmp / "m.ckpt"), "--data-dir", args.test_dir],
                            cwd=ROOT, capture_output=True, text=True)
         acc = next(line for line in e.stdout.splitlines() if "accuracy" in line)
-        out["runs"][f"augment={augment}"] = {"train_wall_s": round(wall, 1), "test": acc.strip()}
+        out["runs"][f"augment={augment}"] = {"train_wall_s": round(wall, 1), "test": acc.strip(),
+                                             "test_accuracy": float(acc.split("accuracy")[1].split()[0])}
         print(f"augment={augment}: {args.epochs} epochs in {wall:.0f} s; {acc.strip()}", flush=True)
-    (ROOT / "bench" / "results").mkdir(exist_ok=True)
-    (ROOT / "bench" / "results" / "augmentation.json").write_text(json.dumps(out, indent=1))
+    save("augmentation", out)
     return 0
 
 

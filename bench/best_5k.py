@@ -84,7 +84,8 @@ def main(argv=None) -> int:
             rows.append(row)
             print(f"{name:36s} seed {seed:>3}  test {row['test_accuracy']:.2%}  training {row['training_s']:5.1f} s  "
                   f"(wall {row['wall_s']:.0f} s)", flush=True)
-    save("best_5k", {**stamp(), "preset": " ".join(flags(BEST)), "rows": rows})
+    save("best_5k", {"command": " ".join(["python -m bench.best_5k", *(argv if argv is not None else sys.argv[1:])]),
+                     **stamp(), "preset": " ".join(flags(BEST)), "rows": rows})
     return 0
 
 

@@ -7,14 +7,14 @@ store. Wall time includes start-up (msrun starts a scheduler and the workers, ea
     .venv/bin/python -m bench.distributed [--network lenet5] [--epochs 4] [--repeats 2]
 """
 import argparse
-import json
-import platform
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+from bench.record import save, stamp
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -40,7 +40,6 @@ def main(argv=None) -> int:
     ap.add_argument("--epochs", type=int, default=4)
     ap.add_argument("--repeats", type=int, default=2)
     args = ap.parse_args(argv)
-    import mindspore
     results = {1: [], 2: []}
     for r in range(args.repeats):
         for workers in (1, 2):
@@ -55,12 +54,10 @@ def main(argv=None) -> int:
     for w, s in summary.items():
         print(f"  {w} worker(s): {s['epoch_s']:.2f} s per epoch, {s['wall_s']:.1f} s wall")
     print(f"  2 workers / 1 worker epoch time: {ratio:.2f}x")
-    out = {"date": time.strftime("%Y-%m-%d %H:%M %Z"), "mindspore": mindspore.__version__,
-           "python": platform.python_version(), "cpu_cores": __import__("os").cpu_count(), "network": args.network,
-           "epochs": args.epochs, "runs": results, "summary": summary, "ratio_2_over_1": ratio}
-    path = ROOT / "bench" / "results" / f"distributed-{args.network}.json"
-    path.parent.mkdir(exist_ok=True)
-    path.write_text(json.dumps(out, indent=1))
+    save(f"distributed-{args.network}", {
+        "command": f"python -m bench.distributed --network {args.network} --epochs {args.epochs} --repeats {args.repeats}",
+        **stamp(), "network": args.network, "epochs": args.epochs, "runs": results, "summary": summary,
+        "ratio_2_over_1": ratio})
     return 0
 
 

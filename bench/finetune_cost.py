@@ -109,7 +109,8 @@ def main(argv=None) -> int:
               f"({r['change_points']:+.2f} points)")
     print(f"base training {base_s:.0f} s wall; fine-tune {tune_s:.0f} s wall ({made.copies} copies of each drawing, "
           f"{made.config.epochs} epochs, learning rate {made.config.learning_rate:g} cosine)")
-    save("finetune_cost", {**stamp(), "seed": args.seed, "copies": made.copies, "fine_tune_epochs": made.config.epochs,
+    save("finetune_cost", {"command": " ".join(["python -m bench.finetune_cost",
+                                                 *(argv if argv is not None else sys.argv[1:])]), **stamp(), "seed": args.seed, "copies": made.copies, "fine_tune_epochs": made.config.epochs,
                             "fine_tune_lr": made.config.learning_rate, "base_wall_s": round(base_s, 1),
                             "fine_tune_wall_s": round(tune_s, 1), "rows": rows})
     return 0

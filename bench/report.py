@@ -1,40 +1,15 @@
-"""Markdown tables from bench/results/suite.json, user_visible.json and page_times.json (what
-docs/performance.md quotes):
-    .venv/bin/python -m bench.report"""
+"""Markdown tables from bench/results/: the suite's (suite.json) printed, and every table the documents publish
+(bench/published.py) printed or, with --write, written into README.md and docs/ between their markers.
+    .venv/bin/python -m bench.report [--write]"""
+import argparse
 import json
 import re
 import sys
 from pathlib import Path
 
+from bench import published
+
 RESULTS = Path(__file__).resolve().parent / "results" / "suite.json"
-USER_VISIBLE = RESULTS.parent / "user_visible.json"
-PAGE_TIMES = RESULTS.parent / "page_times.json"
-
-
-def user_visible_table(data: dict) -> list[str]:
-    """bench/user_visible.py: samples/s through the command line vs the plain script vs PyTorch."""
-    rows = [f"{data['command']} — {data['date']}, {data['machine']}, Python {data['python']}, "
-            f"mindspore {data['versions']['mindspore']}, torch {data['torch']}, {data['reps']} rounds interleaved, "
-            f"samples/s over epochs 2–{data['epochs']}", "",
-            "| network | variant | samples/s (median) | each round | time per sample vs PyTorch |", "|---|---|---|---|---|"]
-    for r in data["rows"]:
-        ratio = f"{r['time_per_sample_vs_pytorch']:.2f}×" if r["time_per_sample_vs_pytorch"] else "–"
-        rows.append(f"| {r['network']} | {r['variant']} | {r['median_samples_per_s']:,} | "
-                    f"{', '.join(f'{v:,}' for v in r['runs'])} | {ratio} |")
-    return rows
-
-
-def page_times_table(data: dict) -> list[str]:
-    """bench/page_times.py: the click on a page's link -> the page complete, in Chromium."""
-    rows = [f"{data['command']} — {data['date']}, {data['machine']}, streamlit {data.get('streamlit') or data['versions']['streamlit']}, "
-            f"{data['runs_in_store']} runs in the store, {data.get('settle_s', 0)} s on the first page", "",
-            "| page | first visit in the server's life, s (median / max) | later visits, s (median / max) |",
-            "|---|---|---|"]
-    for page, figures in data["summary"].items():
-        cells = [f"{figures[k]['median']:.2f} / {figures[k]['max']:.2f}" if k in figures else "–"
-                 for k in ("first_visit_s", "later_visits_s")]
-        rows.append(f"| {page} | {cells[0]} | {cells[1]} |")
-    return rows
 
 
 def steps_table(steps: dict) -> list[str]:
@@ -78,6 +53,11 @@ def per_sample_table(steps: dict) -> list[str]:
 
 
 def main() -> int:
+    ap = argparse.ArgumentParser(description="The benchmarks' tables from bench/results/.")
+    ap.add_argument("--write", action="store_true", help="fill the marked tables in README.md and docs/")
+    if ap.parse_args().write:
+        print("\n".join(published.write()) or "every published table was already as recorded")
+        return 0
     data = json.loads(RESULTS.read_text())
     print("environment:", json.dumps(data["environment"]))
     if "tune" in data:
@@ -90,9 +70,9 @@ def main() -> int:
     for part in ("epoch", "overhead", "pipeline", "predict", "torch"):
         if part in data:
             print(f"\n{part}: {json.dumps(data[part], indent=1)}")
-    for path, table in ((USER_VISIBLE, user_visible_table), (PAGE_TIMES, page_times_table)):
-        if path.exists():
-            print("\n" + "\n".join(table(json.loads(path.read_text()))))
+    for name in published.TABLES:
+        if all((published.RESULTS / f).exists() for f in published.FILES[name]):
+            print(f"\n<!-- bench:{name} -->\n" + published.render(name))
     return 0
 
 

@@ -60,9 +60,13 @@ def test_a_run_with_augmentation_trains_and_the_option_parses(small_mnist):
     values, errors = parse_fields({"augment": "true"})
     assert values == {"augment": True} and not errors
     assert "augment" in TrainConfig(augment="yes").errors()
-    cfg = TrainConfig(network="mlp", mode="pynative", epochs=2, augment=True, data_dir=str(small_mnist))
+    cfg = TrainConfig(network="mlp", mode="pynative", epochs=3, augment=True, optimizer="adam", learning_rate=0.002,
+                      data_dir=str(small_mnist))
     events = EventLog()
     result = train(cfg, validate_mnist_dir(small_mnist), [events])
     losses = [e.loss for e in events.of(StepEvent)]
     assert result.status == "completed" and np.mean(losses[-10:]) < np.mean(losses[:10])
-    assert result.history[-1].val_acc > 0.25  # well above chance (0.1) after 34 steps on distorted images
+    # It learns the digits, not just something: 120 clean validation images read well after 51 steps on
+    # distorted ones (measured: 0.84 with this seed, 0.80 with seed 1; chance is 0.1, where a network that
+    # learned nothing stays).
+    assert result.history[-1].val_acc >= 0.75, [e.val_acc for e in result.history]

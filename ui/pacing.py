@@ -85,7 +85,7 @@ def pacing(store: RunStore, run: Run, current_lr: float) -> None:
 
 
 def _learning_rate(store: RunStore, run: Run, current_lr: float) -> None:
-    raw = st.text_input(t("train.learning_rate_now", lr=f"{current_lr:g}"), value=f"{current_lr:g}",
+    raw = st.text_input(t("train.learning_rate_next"), value=f"{current_lr:g}",
                         key=f"lr_{run.id}", disabled=run.config.workers > 1, help=t("train.learning_rate_help"))
     if st.button("✔️ " + t("train.apply_lr"), key="apply_lr", disabled=run.config.workers > 1):
         try:

@@ -22,7 +22,8 @@ from ui.present import presenting
 from ui.schedule_view import current_learning_rate
 from ui.text import code, literal
 
-__all__ = ["RunView", "build_view", "start_form", "start_button", "draw_run", "notice_text"]
+__all__ = ["RunView", "HeaderState", "build_view", "start_form", "start_button", "header_state", "draw_header",
+           "draw_lesson", "draw_body", "notice_text"]
 
 LOG_LINES = 60
 
@@ -33,6 +34,12 @@ class RunView:
     history: History
     log: str                      # the tail of the run's log
     training_s: float | None      # training time so far: pauses (and the time before the first step) left out
+    learning_rate: float | None   # the rate of an active run's next step (its schedule and the changes made)
+
+
+# What the part of a run's view drawn outside the polling fragment shows (heading, controls, lesson pacing):
+# when the fragment finds it changed, it draws the whole page again.
+HeaderState = tuple
 
 
 def build_view(store: RunStore, run_id: str, live: bool) -> RunView:
@@ -43,7 +50,12 @@ def build_view(store: RunStore, run_id: str, live: bool) -> RunView:
     run = run_snapshot(store, run_id) if live else store.get(run_id)
     per_epoch = run.total_steps // run.config.epochs if run and run.total_steps else None
     history = read_history(store, run_id, per_epoch)
-    return RunView(run, history, log, history.steps[-1].elapsed if history.steps else None)
+    rate = current_learning_rate(run, history) if run is not None and run.active else None
+    return RunView(run, history, log, history.steps[-1].elapsed if history.steps else None, rate)
+
+
+def header_state(run: Run) -> HeaderState:
+    return run.status, run.name, run.submitter, run.step_delay
 
 
 def start_button(store: RunStore, config: TrainConfig, disabled_by: bool = False, name: str | None = None,
@@ -81,22 +93,33 @@ def start_form(store: RunStore, config: TrainConfig) -> None:
             st.rerun()
 
 
-def draw_run(store: RunStore, view: RunView) -> None:
-    """One run as the live view shows it: heading, controls, curves, progress, ranks, outcome and log (the
-    curves first when presenting)."""
+def draw_header(store: RunStore, view: RunView) -> tuple[HeaderState, CurveOptions]:
+    """The part of a run's view that does not change at every step, drawn outside the polling fragment (each
+    element there is redrawn for every viewer at every poll, and a click on a button being redrawn could be
+    lost): heading, owner, Pause/Resume/Stop, the lesson's pacing (unless presenting: draw_lesson, below the
+    curves), the curves' options. What it showed, and the options chosen."""
     run = view.run
     st.subheader(f"{STATUS_ICONS.get(run.status, '')} {literal(run.name)} — {status_word(run.status)}")
     if run.submitter:
         st.caption(t("runs.owned_by", owner=literal(run.submitter)))
     if run.active:
         controls(store, run)
-    if presenting():  # the curves first, then the lesson's controls and the figures
-        _curves(store, view)
-    if run.active:
-        pacing(store, run, current_learning_rate(run, view.history))
-    _progress(run, view.training_s)
-    if not presenting():
-        _curves(store, view)
+        if not presenting():
+            draw_lesson(store, view)
+    return header_state(run), _curve_options()
+
+
+def draw_lesson(store: RunStore, view: RunView) -> None:
+    """Step, slow motion and a new learning rate for an active run."""
+    if view.run.active:
+        pacing(store, view.run, view.learning_rate or view.run.config.learning_rate)
+
+
+def draw_body(store: RunStore, view: RunView, options: CurveOptions) -> None:
+    """What the live view redraws at every poll: curves, progress, ranks, outcome and log."""
+    run = view.run
+    _curves(store, view, options)
+    _progress(run, view.training_s, view.learning_rate)
     if run.config.workers > 1:
         _ranks(store, run)
     if not run.active:
@@ -105,31 +128,34 @@ def draw_run(store: RunStore, view: RunView) -> None:
         st.code(view.log or t("train.empty_log"), language=None)
 
 
-def _curves(store: RunStore, view: RunView) -> None:
-    """The curves with this viewer's smoothing and scale; one build per options, shared by every viewer."""
-    chart = st.container()  # the chart above its options
+def _curve_options() -> CurveOptions:
     left, right, _ = st.columns([3, 2, 1])
     smoothing = left.slider(t("train.smoothing"), 0.0, 0.99, 0.8, 0.01, key="smoothing", help=t("train.smoothing_help"))
     log_y = right.toggle(t("train.log_scale"), key="log_y")
-    options = CurveOptions(smoothing, log_y, presenting())
+    return CurveOptions(smoothing, log_y, presenting())
+
+
+def _curves(store: RunStore, view: RunView, options: CurveOptions) -> None:
+    """The curves with this viewer's smoothing and scale; one build per options, shared by every viewer."""
     h = view.history
     version = (len(h.steps), h.steps[-1].step if h.steps else 0, len(h.epochs), len(h.validations),
                len(h.lr_changes))
     figure = shared_views().get((str(store.root), view.run.id, "curves", options, language()),
                                 lambda: curves(h, options), version)
-    chart.plotly_chart(figure, width="stretch", key="curves")
+    st.plotly_chart(figure, width="stretch", key="curves")
     note = downsampling_note(view.history)
     if note:
         st.caption(note)
 
 
-def _progress(run: Run, training_s: float | None) -> None:
+def _progress(run: Run, training_s: float | None, learning_rate: float | None) -> None:
     frac = run.step / run.total_steps if run.total_steps else 0.0
     notice = st.empty()  # always present, so the layout does not shift between polls
     if run.phase == "compiling":
         notice.info("⏳ " + t("train.compiling"))
     where = dict(epoch=run.epoch, epochs=run.config.epochs, step=run.step, steps=run.total_steps or "?")
-    st.progress(min(frac, 1.0), text=t("train.progress", **where, speed=run.samples_per_s or 0, eta=fmt_duration(run.eta))
+    st.progress(min(frac, 1.0), text=t("train.progress", **where, speed=run.samples_per_s or 0, eta=fmt_duration(run.eta),
+                                       lr=f"{learning_rate or run.config.learning_rate:g}")
                 if run.active else t("train.progress_ended", **where))  # an ended run has no speed or ETA
     m = [*st.columns(2), *st.columns(2)] if presenting() else st.columns(4)  # metrics never cut to "95.4…"
     m[0].metric(t("train.best_val_acc"), f"{run.best_val_acc:.2%}" if run.best_val_acc is not None else "–")

@@ -32,8 +32,9 @@ _mode_set = False
 def _ensure_mode() -> None:
     global _mode_set
     if not _mode_set:
-        # Graph mode: one image takes ~0.5 ms for LeNet-5 against ~16 ms in PyNative (measured by
-        # bench/predict_case.py); the compilation (~0.3 s) happens in the warm-up when a model is loaded.
+        # Graph mode: one image takes 0.67 ms for LeNet-5 against 1.6 ms in PyNative, whose first call takes
+        # 61 ms (`python -m bench.predict_latency`, bench/results/predict_latency.json, 2026-12-01); Graph's
+        # compilation (~0.3 s) happens in the warm-up when a model is loaded, not at the first click.
         set_mode("graph")
         _mode_set = True
 

@@ -1,0 +1,189 @@
+"""The tables README.md and docs/ publish, generated from the results files the benchmarks record.
+
+A table lives in a document between two markers:
+    <!-- bench:accuracy -->
+    ... generated: never edited by hand ...
+    <!-- /bench:accuracy -->
+`python -m bench.report --write` fills every marked block from bench/results/; tests/test_published.py fails
+when a block differs from what its results file gives, so a figure cannot be changed by hand or outlive its
+measurement.
+"""
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Callable
+
+ROOT = Path(__file__).resolve().parent.parent
+RESULTS = ROOT / "bench" / "results"
+DOCUMENTS = (ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")))
+BLOCK = re.compile(r"(<!-- bench:(?P<name>[\w-]+) -->\n)(?P<body>.*?)(<!-- /bench:(?P=name) -->)", re.S)
+NETWORK = {"lenet5": "LeNet-5", "mlp": "MLP"}
+
+
+def _load(name: str) -> dict:
+    return json.loads((RESULTS / f"{name}.json").read_text())
+
+
+def _source(data: dict) -> str:
+    versions = ", ".join(f"{k} {data[k]}" for k in ("mindspore", "onnxruntime", "torch", "streamlit") if k in data)
+    return f"`{data['command']}` — {data['date']}, {data['machine']}, Python {data['python']}, {versions}"
+
+
+def accuracy() -> list[str]:
+    data = _load("accuracy")
+    rows = [_source(data), "",
+            "| network, defaults (Momentum 0.01/0.9, batch 64, 10 epochs, Graph, Cell style) | official test accuracy "
+            "| training time | exported ONNX, read by ONNX Runtime | exported MindIR, read by `ms.load` + `nn.GraphCell` |",
+            "|---|---|---|---|---|"]
+    for r in data["rows"]:
+        agree = [f"{e['identical']:,} of {e['n']:,} identical (largest probability difference "
+                 f"{e['max_probability_diff']:.1g})" for e in (r["export"]["onnx"], r["export"]["mindir"])]
+        rows.append(f"| {NETWORK[r['network']]} | {100 * r['test_accuracy']:.2f} % | {r['training_s']:.1f} s | "
+                    f"{agree[0]} | {agree[1]} |")
+    return rows
+
+
+def step_variants() -> list[str]:
+    data = _load("step_variants")
+    variants = list(dict.fromkeys(r["variant"] for r in data["rows"]))
+    rows = [_source(data) + f", batch {data['batch']}, Graph mode, Cell style, median of {data['reps']} interleaved "
+            "rounds", "", "| network | " + " | ".join(variants) + " |", "|---|" + "---|" * len(variants)]
+    for net in ("lenet5", "mlp"):
+        cells = {r["variant"]: r for r in data["rows"] if r["network"] == net}
+        rows.append(f"| {NETWORK[net]} | " + " | ".join(
+            f"{cells[v]['median_step_ms']:.1f} ms" + ("" if v == "float32" else f" ({cells[v]['vs_float32']:.2f}×)")
+            for v in variants) + " |")
+    return rows
+
+
+def augmentation() -> list[str]:
+    data = _load("augmentation")
+    rows = [_source(data), "", f"| LeNet-5, {data['epochs']} epochs | official test accuracy | training wall time |",
+            "|---|---|---|"]
+    for key, label in (("augment=false", "without augmentation"), ("augment=true", "with augmentation")):
+        r = data["runs"][key]
+        rows.append(f"| {label} | {100 * r['test_accuracy']:.2f} % | {r['train_wall_s']:.0f} s |")
+    return rows
+
+
+def distributed() -> list[str]:
+    runs = {net: _load(f"distributed-{net}") for net in ("lenet5", "mlp")}
+    rows = ["; ".join(_source(data) for data in runs.values()), "",
+            "| network | 1 worker | 2 workers (msrun) | ratio |", "|---|---|---|---|"]
+    for net, data in runs.items():
+        one, two = data["summary"]["1"], data["summary"]["2"]
+        rows.append(f"| {NETWORK[net]} | {one['epoch_s']:.2f} s per epoch ({one['wall_s']:.1f} s wall) | "
+                    f"{two['epoch_s']:.2f} s ({two['wall_s']:.1f} s wall) | {data['ratio_2_over_1']:.2f}× the time |")
+    return rows
+
+
+def best_5k() -> list[str]:
+    data = _load("best_5k")
+    preset = next(r for r in data["rows"] if r["variant"] == "preset")  # the first seed's
+    rows = [_source(data), "", "| variant (seed 42 unless said) | official test accuracy | vs the preset | training time |",
+            "|---|---|---|---|"]
+    for r in data["rows"]:
+        name = f"preset (seed {r['seed']})" if r["variant"] == "preset" else r["variant"]
+        change = "—" if r is preset else f"{100 * (r['test_accuracy'] - preset['test_accuracy']):+.2f} points"
+        rows.append(f"| {name} | {100 * r['test_accuracy']:.2f} % | {change} | {r['training_s']:.1f} s |")
+    seeds = [r for r in data["rows"] if r["variant"] == "preset"]
+    accs, times = [100 * r["test_accuracy"] for r in seeds], [r["training_s"] for r in seeds]
+    rows += ["", f"The preset over {len(seeds)} seeds: {min(accs):.2f}–{max(accs):.2f} % (mean "
+                 f"{sum(accs) / len(accs):.2f} %), {min(times):.1f}–{max(times):.1f} s of training."]
+    return rows
+
+
+def finetune_cost() -> list[str]:
+    data = _load("finetune_cost")
+    rows = [_source(data) + f"; the base model: the `best-5k` preset on the bundled 5,000 images ({data['base_wall_s']:.0f} s), "
+            f"fine-tuned on 20 drawings (2 per digit, {data['copies']} copies each, {data['fine_tune_epochs']} epochs, "
+            f"learning rate {data['fine_tune_lr']:.2g} along a cosine; {data['fine_tune_wall_s']:.0f} s)", "",
+            "| images | n | before | after | change |", "|---|---|---|---|---|"]
+    for r in data["rows"]:
+        rows.append(f"| {r['images']} | {r['n']:,} | {100 * r['before']:.2f} % | {100 * r['after']:.2f} % | "
+                    f"{r['change_points']:+.2f} points |")
+    return rows
+
+
+def predict_latency() -> list[str]:
+    data = _load("predict_latency")
+    rows = [_source(data) + f"; {data['image']}, {data['rows'][0]['calls']} calls after the first", "",
+            "| network | mode | per prediction (median) | first prediction | load (and compile, in Graph) |",
+            "|---|---|---|---|---|"]
+    for r in data["rows"]:
+        mode = "Graph (the app's model service)" if r["mode"] == "graph" else "PyNative"
+        rows.append(f"| {NETWORK[r['network']]} | {mode} | {r['median_ms']:.2f} ms | {r['first_ms']:.1f} ms | "
+                    f"{r['load_s']:.2f} s |")
+    return rows
+
+
+def user_visible_table(data: dict) -> list[str]:
+    """bench/user_visible.py: samples/s through the command line vs the plain script vs PyTorch."""
+    rows = [f"{data['command']} — {data['date']}, {data['machine']}, Python {data['python']}, "
+            f"mindspore {data['versions']['mindspore']}, torch {data['torch']}, {data['reps']} rounds interleaved, "
+            f"samples/s over epochs 2–{data['epochs']}", "",
+            "| network | variant | samples/s (median) | each round | time per sample vs PyTorch |", "|---|---|---|---|---|"]
+    for r in data["rows"]:
+        ratio = f"{r['time_per_sample_vs_pytorch']:.2f}×" if r["time_per_sample_vs_pytorch"] else "–"
+        rows.append(f"| {r['network']} | {r['variant']} | {r['median_samples_per_s']:,} | "
+                    f"{', '.join(f'{v:,}' for v in r['runs'])} | {ratio} |")
+    return rows
+
+
+def page_times_table(data: dict) -> list[str]:
+    """bench/page_times.py: the click on a page's link -> the page complete, in Chromium."""
+    rows = [f"{data['command']} — {data['date']}, {data['machine']}, streamlit {data.get('streamlit') or data['versions']['streamlit']}, "
+            f"{data['runs_in_store']} runs in the store, {data.get('settle_s', 0)} s on the first page", "",
+            "| page | first visit in the server's life, s (median / max) | later visits, s (median / max) |",
+            "|---|---|---|"]
+    for page, figures in data["summary"].items():
+        cells = [f"{figures[k]['median']:.2f} / {figures[k]['max']:.2f}" if k in figures else "–"
+                 for k in ("first_visit_s", "later_visits_s")]
+        rows.append(f"| {page} | {cells[0]} | {cells[1]} |")
+    return rows
+
+
+def user_visible() -> list[str]:
+    return user_visible_table(_load("user_visible"))
+
+
+def page_times() -> list[str]:
+    return page_times_table(_load("page_times"))
+
+
+TABLES: dict[str, Callable[[], list[str]]] = {
+    "accuracy": accuracy, "step-variants": step_variants, "augmentation": augmentation,
+    "distributed": distributed, "user-visible": user_visible, "page-times": page_times, "best-5k": best_5k,
+    "finetune-cost": finetune_cost, "predict-latency": predict_latency}
+FILES = {"predict-latency": ["predict_latency.json"], "best-5k": ["best_5k.json"], "finetune-cost": ["finetune_cost.json"], "accuracy": ["accuracy.json"], "step-variants": ["step_variants.json"], "augmentation": ["augmentation.json"],
+         "distributed": ["distributed-lenet5.json", "distributed-mlp.json"], "user-visible": ["user_visible.json"],
+         "page-times": ["page_times.json"]}  # what each table is made of
+
+
+def render(name: str) -> str:
+    return "\n".join(TABLES[name]()) + "\n"
+
+
+def blocks(text: str) -> list[tuple[str, str]]:
+    """(name, body) of every marked block in a document."""
+    return [(m["name"], m["body"]) for m in BLOCK.finditer(text)]
+
+
+def stale(documents=DOCUMENTS) -> list[str]:
+    """Every marked block whose text is not what its results file gives (empty: all as recorded)."""
+    return [f"{doc.name}: {name}" for doc in documents for name, body in blocks(doc.read_text())
+            if body != render(name)]
+
+
+def write() -> list[str]:
+    """Fill every marked block from its results file; the documents changed."""
+    changed = []
+    for doc in DOCUMENTS:
+        text = doc.read_text()
+        new = BLOCK.sub(lambda m: m.group(1) + render(m["name"]) + m.group(4), text)
+        if new != text:
+            doc.write_text(new)
+            changed.append(str(doc.relative_to(ROOT)))
+    return changed
