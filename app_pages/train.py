@@ -3,13 +3,12 @@ import streamlit as st
 
 from ui.format import run_choice_label
 from ui.i18n import t
-from ui.live import shared_views
 from ui.pace import keep_pace, live_poll_interval, timed_update
 from ui.present import presenting
 from ui.session import get_config, get_store
 from ui.queue_view import queue_panel
 from ui.runs import draw_status, sidebar_status, status_slot
-from ui.train_view import build_view, draw_body, draw_header, draw_lesson, header_state, start_form
+from ui.train_view import draw_body, draw_header, draw_lesson, header_state, start_form, view_of
 
 store = get_store()
 active = store.active_run()
@@ -43,13 +42,6 @@ if not was_active:  # the sidebar polls the status itself; while the shown run t
         sidebar_status()
 
 
-def shared_view(run_id: str, live: bool):
-    """The run's view: for a live run one build shared by every viewer (ui.live), else read now."""
-    if live:
-        return shared_views().get((str(store.root), run_id), lambda: build_view(store, run_id, live=True))
-    return build_view(store, run_id, live=False)
-
-
 @st.fragment(run_every=poll_s)
 def live(run_id: str, drawn, options):
     """What changes at every step; the heading and controls above are drawn again (the whole page) only when
@@ -57,7 +49,7 @@ def live(run_id: str, drawn, options):
     if was_active:
         keep_pace(poll_s, live_poll_interval())  # viewers came or went, or updates got slower or faster
     with timed_update():
-        view = shared_view(run_id, was_active)
+        view = view_of(store, run_id, was_active)
         if view.run is None:
             st.warning(t("train.deleted"))
             return
@@ -70,7 +62,7 @@ def live(run_id: str, drawn, options):
 
 
 with live_slot:
-    header = shared_view(shown, was_active)
+    header = view_of(store, shown, was_active)
     if header.run is None:
         st.warning(t("train.deleted"))
         st.stop()

@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 from bench.record import save, stamp
-from bench.suite import ROOT, env_for
+from bench.cases import ROOT, env_for
 
 SHARED_MNIST = ROOT.parent / "shared" / "data" / "mnist"
 

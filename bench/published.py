@@ -119,6 +119,42 @@ def predict_latency() -> list[str]:
     return rows
 
 
+def _load_command(data: dict) -> str:
+    return (f"python -m bench.load_test --sessions {data['sessions']} --browsers {data['browser_sessions_drawing']} "
+            f"--seconds {round(data['seconds'] / 10) * 10:.0f}")
+
+
+def load() -> list[str]:
+    """bench/load_test.py: 60 live viewers alone, and with 6 Chromium drawing, while a run trains."""
+    runs = [_load("load_viewers"), _load("load")]
+    v = runs[0]["versions"]
+    rows = [f"{runs[0]['date']} and {runs[1]['date']}, {runs[0]['machine']}, Python {runs[0]['python']}, "
+            f"mindspore {v['mindspore']}, streamlit {v['streamlit']}", "",
+            "| figure | " + " | ".join(f"`{_load_command(d)}`" for d in runs) + " | the aim |", "|---|---|---|---|"]
+
+    def row(name: str, cell, aim: str = "") -> None:
+        rows.append(f"| {name} | " + " | ".join(cell(d) for d in runs) + f" | {aim} |")
+
+    row("errors", lambda d: f"{d['exceptions_shown'] + d['page_errors'] + d['crashes'] + d['watcher_errors']} "
+        f"(exceptions shown, page errors, crashes, dropped connections); {d['server_log_tracebacks']} tracebacks in "
+        "the server's log", "none")
+    row("live updates per viewer", lambda d: f"{d['watcher_updates_per_s_each']:.2f}/s over the window, "
+        f"**{d['watcher_steady_updates_per_s_each']:.2f}/s steady** (slowest {d['watcher_steady_min_updates_per_s']:.2f}); "
+        f"interval at the end {', '.join(f'{i:g}' for i in d['poll_intervals_at_the_end'])} s", "≥ 0.5/s")
+    row("training (LeNet-5, samples/s): alone · server idle · under load", lambda d: (
+        f"{d['baseline_samples_per_s']:,.0f} · {d['server_idle_samples_per_s']:,.0f} · {d['under_load_samples_per_s']:,.0f}: "
+        f"**{d['slowdown_vs_idle_server']:.2f}× slower than with the server idle** ({d['slowdown_vs_baseline']:.2f}× than alone)"),
+        "≤ 1.5× against an idle server")
+    row("drawing", lambda d: f"{d['strokes']} strokes by {d['browser_sessions_drawing']} browsers (one every 2 s "
+        f"each when they get the CPU), {d['draw_sessions_with_a_prediction']} with a prediction shown"
+        if d["browser_sessions_drawing"] else "–")
+    row("CPU: the server · the load generators (lowest priority)", lambda d: f"{d['server_cpu_share']:.2f} of a core · "
+        f"{d['generators_cpu_s'] / d['seconds']:.2f} of a core")
+    row("server memory (RSS)", lambda d: f"{d['server_rss_first_mb']:.0f} → {d['server_rss_last_mb']:.0f} MB, "
+        f"peak {d['server_peak_rss_mb']:.0f} MB", "bounded")
+    return rows
+
+
 def user_visible_table(data: dict) -> list[str]:
     """bench/user_visible.py: samples/s through the command line vs the plain script vs PyTorch."""
     rows = [f"{data['command']} — {data['date']}, {data['machine']}, Python {data['python']}, "
@@ -156,8 +192,8 @@ def page_times() -> list[str]:
 TABLES: dict[str, Callable[[], list[str]]] = {
     "accuracy": accuracy, "step-variants": step_variants, "augmentation": augmentation,
     "distributed": distributed, "user-visible": user_visible, "page-times": page_times, "best-5k": best_5k,
-    "finetune-cost": finetune_cost, "predict-latency": predict_latency}
-FILES = {"predict-latency": ["predict_latency.json"], "best-5k": ["best_5k.json"], "finetune-cost": ["finetune_cost.json"], "accuracy": ["accuracy.json"], "step-variants": ["step_variants.json"], "augmentation": ["augmentation.json"],
+    "finetune-cost": finetune_cost, "predict-latency": predict_latency, "load": load}
+FILES = {"load": ["load_viewers.json", "load.json"], "predict-latency": ["predict_latency.json"], "best-5k": ["best_5k.json"], "finetune-cost": ["finetune_cost.json"], "accuracy": ["accuracy.json"], "step-variants": ["step_variants.json"], "augmentation": ["augmentation.json"],
          "distributed": ["distributed-lenet5.json", "distributed-mlp.json"], "user-visible": ["user_visible.json"],
          "page-times": ["page_times.json"]}  # what each table is made of
 

@@ -14,7 +14,7 @@ import argparse
 import statistics
 
 from bench.record import save, stamp
-from bench.suite import run_case
+from bench.cases import run_case
 
 VARIANTS = {"float32": [], "O1": ["--amp", "O1"], "O2": ["--amp", "O2"], "O3": ["--amp", "O3"],
             "float32, gradients returned": ["--with-grads"]}

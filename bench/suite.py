@@ -39,31 +39,9 @@ from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parent.parent
-RESULTS = ROOT / "bench" / "results"
+from bench.cases import PRESETS, PY, RESULTS, ROOT, reference_preset, run_case
+
 WARMUP = 10
-PY = sys.executable
-
-
-def env_for(preset: dict[str, str | None]) -> dict[str, str]:
-    """The environment for a case: ours with the preset applied (None removes a variable)."""
-    env = {k: v for k, v in os.environ.items() if k not in ("ONEDNN_MAX_CPU_ISA", "OMP_NUM_THREADS",
-                                                              "STUDIO_CHOSE_ONEDNN_ISA")}
-    env.update(GLOG_v="3", PYTHONPATH=str(ROOT))
-    for k, v in preset.items():
-        if v is None:
-            env.pop(k, None)
-        else:
-            env[k] = v
-    return env
-
-
-def run_case(script: str, args: list[str], preset: dict, timeout: float = 900) -> dict:
-    p = subprocess.run([PY, str(ROOT / "bench" / script), *args], cwd=ROOT, env=env_for(preset),
-                       capture_output=True, text=True, timeout=timeout)
-    if p.returncode != 0:
-        raise RuntimeError(f"{script} {' '.join(args)} failed:\n{p.stderr[-3000:]}")
-    return json.loads(p.stdout.strip().splitlines()[-1])
 
 
 def step_stats(d: dict) -> dict:
@@ -107,20 +85,6 @@ def part_tune(reps: int, steps: int) -> dict:
                 cases.append((name, ("project_case.py", ["--network", net, "--steps", str(steps)], preset)))
     raw = interleave(cases, reps, lambda script, args, preset: step_stats(run_case(script, args, preset)))
     return {name: merge(v) for name, v in raw.items()}
-
-
-PRESETS = {
-    # what a user gets without knowing anything: the project picks its settings itself
-    "project": {},
-    # MindSpore 2.10 as installed, no environment set
-    "mindspore-default": {"ONEDNN_MAX_CPU_ISA": ""},
-}
-
-
-def reference_preset(network: str) -> dict:
-    """The plain script with the project's process settings (so that only the training loop differs)."""
-    from core.runtime import ISA_FOR_NETWORK
-    return {"ONEDNN_MAX_CPU_ISA": ISA_FOR_NETWORK.get(network) or ""}
 
 
 def part_steps(reps: int, steps: int) -> dict:

@@ -24,7 +24,7 @@ from importlib.metadata import version
 from pathlib import Path
 
 from bench.teaching_cost import train_once
-from bench.suite import PRESETS, env_for, reference_preset
+from bench.cases import PRESETS, env_for, reference_preset
 from core.runtime import ISA_FOR_NETWORK
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -22,7 +22,7 @@ from ui.present import presenting
 from ui.schedule_view import current_learning_rate
 from ui.text import code, literal
 
-__all__ = ["RunView", "HeaderState", "build_view", "start_form", "start_button", "header_state", "draw_header",
+__all__ = ["RunView", "HeaderState", "build_view", "view_of", "start_form", "start_button", "header_state", "draw_header",
            "draw_lesson", "draw_body", "notice_text"]
 
 LOG_LINES = 60
@@ -52,6 +52,13 @@ def build_view(store: RunStore, run_id: str, live: bool) -> RunView:
     history = read_history(store, run_id, per_epoch)
     rate = current_learning_rate(run, history) if run is not None and run.active else None
     return RunView(run, history, log, history.steps[-1].elapsed if history.steps else None, rate)
+
+
+def view_of(store: RunStore, run_id: str, live: bool) -> RunView:
+    """The run's view: for a live run one build shared by every viewer (ui.live), else read now."""
+    if live:
+        return shared_views().get((str(store.root), run_id), lambda: build_view(store, run_id, live=True))
+    return build_view(store, run_id, live=False)
 
 
 def header_state(run: Run) -> HeaderState:
