@@ -53,12 +53,14 @@ def live(run_id: str, drawn, options):
         if view.run is None:
             st.warning(t("train.deleted"))
             return
-        if was_active and (not view.run.active or header_state(view.run) != drawn):
-            st.rerun()  # finished, paused, resumed, renamed, slowed: the whole page once
         draw_body(store, view, options)
         if was_active:
             with status_slot():
                 draw_status(view.run)
+        if was_active and (not view.run.active or header_state(view.run) != drawn):
+            # Finished, paused, resumed, renamed, slowed: the whole page once, after this update has shown the
+            # new step (a Start waited for the page's run before its first step appeared: bench/start_latency.py).
+            st.rerun()
 
 
 with live_slot:

@@ -27,7 +27,8 @@ def _load(name: str) -> dict:
 
 
 def _source(data: dict) -> str:
-    versions = ", ".join(f"{k} {data[k]}" for k in ("mindspore", "onnxruntime", "torch", "streamlit") if k in data)
+    known = {**data.get("versions", {}), **data}
+    versions = ", ".join(f"{k} {known[k]}" for k in ("mindspore", "onnxruntime", "torch", "streamlit") if k in known)
     return f"`{data['command']}` — {data['date']}, {data['machine']}, Python {data['python']}, {versions}"
 
 
@@ -119,6 +120,26 @@ def predict_latency() -> list[str]:
     return rows
 
 
+def start_latency() -> list[str]:
+    """bench/start_latency.py: Configure complete -> Start -> the Train page shows a step, cold and warm."""
+    data = _load("start_latency")
+    cases = [(net, warm) for net in ("lenet5", "mlp") for warm in (False, True)]
+    rows = [_source(data), "", "| | " + " | ".join(f"{NETWORK[n]}, {'warm' if w else 'cold'}" for n, w in cases) + " |",
+            "|---|" + "---|" * len(cases)]
+    figures = [("Start → first live step on the page", "click_to_first_live_step_s"),
+               ("of which: the click → the run taken from the queue (the page, the dispatcher)", "click_to_worker_start_s"),
+               ("of which: the click → the first step done", "click_to_first_step_done_s"),
+               ("of which: the first graph call (compilation)", "first_call_s"),
+               ("of which: the first step done → the page shows it", "first_step_done_to_page_s")]
+    for name, key in figures:
+        cells = []
+        for net, warm in cases:
+            values = [r[key] for r in data["rows"] if r["network"] == net and r["warm_workers"] == warm]
+            cells.append(f"{min(values):.2f}–{max(values):.2f} s")
+        rows.append(f"| {name} | " + " | ".join(cells) + " |")
+    return rows
+
+
 def _load_command(data: dict) -> str:
     return (f"python -m bench.load_test --sessions {data['sessions']} --browsers {data['browser_sessions_drawing']} "
             f"--seconds {round(data['seconds'] / 10) * 10:.0f}")
@@ -192,8 +213,9 @@ def page_times() -> list[str]:
 TABLES: dict[str, Callable[[], list[str]]] = {
     "accuracy": accuracy, "step-variants": step_variants, "augmentation": augmentation,
     "distributed": distributed, "user-visible": user_visible, "page-times": page_times, "best-5k": best_5k,
-    "finetune-cost": finetune_cost, "predict-latency": predict_latency, "load": load}
-FILES = {"load": ["load_viewers.json", "load.json"], "predict-latency": ["predict_latency.json"], "best-5k": ["best_5k.json"], "finetune-cost": ["finetune_cost.json"], "accuracy": ["accuracy.json"], "step-variants": ["step_variants.json"], "augmentation": ["augmentation.json"],
+    "finetune-cost": finetune_cost, "predict-latency": predict_latency, "load": load,
+    "start-latency": start_latency}
+FILES = {"start-latency": ["start_latency.json"], "load": ["load_viewers.json", "load.json"], "predict-latency": ["predict_latency.json"], "best-5k": ["best_5k.json"], "finetune-cost": ["finetune_cost.json"], "accuracy": ["accuracy.json"], "step-variants": ["step_variants.json"], "augmentation": ["augmentation.json"],
          "distributed": ["distributed-lenet5.json", "distributed-mlp.json"], "user-visible": ["user_visible.json"],
          "page-times": ["page_times.json"]}  # what each table is made of
 

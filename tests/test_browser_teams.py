@@ -44,7 +44,10 @@ def test_a_student_sees_the_teachers_run_and_its_owner_but_cannot_pause_or_stop_
             teacher.get_by_role("button", name="Start training").click()
             wait_for(lambda: any(r.status == "running" for r in store.list_runs()), 120, "the teacher's run")
             assert store.list_runs()[0].submitter == "Teacher"
-            assert any("handed to a warm worker" in line.message for line in store.logs(store.list_runs()[0].id))
+            # The server's dispatcher logs the hand-over after the warm worker has the run, which may already
+            # be running then (a race seen once on a busy machine): wait for the line, not the status.
+            wait_for(lambda: any("handed to a warm worker" in line.message
+                                 for line in store.logs(store.list_runs()[0].id)), 15, "the hand-over logged")
 
             sign_in(student, server.url + "/train", "Teacher")  # the teacher's name, from another browser
             expect(student.get_by_text("is already used in another browser")).to_be_visible(timeout=30_000)

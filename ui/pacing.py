@@ -66,6 +66,10 @@ def pacing(store: RunStore, run: Run, current_lr: float) -> None:
         st.toast(notice_text(notice))
     with st.container(border=True):
         step, delay, rate = st.columns([2, 3, 3])
+        # The rate first: an Apply and a Step clicked in quick succession reach one run of the page (Streamlit
+        # keeps both clicks), and the new rate must be requested before the steps it applies to.
+        with rate:
+            _learning_rate(store, run, current_lr)
         with step:
             n = st.number_input(t("train.step_n"), min_value=1, max_value=MAX_STEP_REQUEST, value=10, step=1,
                                 key="step_n", help=t("train.step_help"))
@@ -78,8 +82,6 @@ def pacing(store: RunStore, run: Run, current_lr: float) -> None:
             st.select_slider(t("train.slow_motion"), options=DELAYS, key=key, format_func=_delay_label,
                              on_change=_set_delay, args=(run, key, run.step_delay or 0.0),
                              help=t("train.slow_motion_help"), **value)
-        with rate:
-            _learning_rate(store, run, current_lr)
         if run.config.workers > 1:
             st.caption(t("train.pacing_parallel"))
 
