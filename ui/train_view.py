@@ -37,9 +37,14 @@ class RunView:
     learning_rate: float | None   # the rate of an active run's next step (its schedule and the changes made)
 
 
-# What the part of a run's view drawn outside the polling fragment shows (heading, controls, lesson pacing):
-# when the fragment finds it changed, it draws the whole page again.
-HeaderState = tuple
+@dataclass(frozen=True)
+class HeaderState:
+    """What the part of a run's view drawn outside the polling fragment shows (heading, owner, controls, lesson
+    pacing): when the fragment finds it changed, it draws the whole page again."""
+    status: str
+    name: str
+    submitter: str
+    step_delay: float | None
 
 
 def build_view(store: RunStore, run_id: str, live: bool) -> RunView:
@@ -62,7 +67,7 @@ def view_of(store: RunStore, run_id: str, live: bool) -> RunView:
 
 
 def header_state(run: Run) -> HeaderState:
-    return run.status, run.name, run.submitter, run.step_delay
+    return HeaderState(run.status, run.name, run.submitter, run.step_delay)
 
 
 def start_button(store: RunStore, config: TrainConfig, disabled_by: bool = False, name: str | None = None,
