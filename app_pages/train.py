@@ -43,13 +43,15 @@ if not was_active:  # the sidebar polls the status itself; while the shown run t
 
 
 @st.fragment(run_every=poll_s)
-def live(run_id: str, drawn, options):
+def live(run_id: str, page_view, drawn, options):
     """What changes at every step; the heading and controls above are drawn again (the whole page) only when
     what they show changes."""
     if was_active:
         keep_pace(poll_s, live_poll_interval())  # viewers came or went, or updates got slower or faster
     with timed_update():
-        view = view_of(store, run_id, was_active)
+        # A live run's view is read again at each poll (one build shared by all viewers); an ended run's, read
+        # for the heading above, does not change.
+        view = view_of(store, run_id, live=True) if was_active else page_view
         if view.run is None:
             st.warning(t("train.deleted"))
             return
@@ -69,7 +71,7 @@ with live_slot:
         st.warning(t("train.deleted"))
         st.stop()
     drawn, options = draw_header(store, header)
-    live(shown, drawn, options)
+    live(shown, header, drawn, options)
     if presenting():  # the lesson's pacing below the curves, for the room
         draw_lesson(store, header)
 if presenting():

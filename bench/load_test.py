@@ -201,7 +201,10 @@ def _lower_priority(pids: list[int], keep: list[int]) -> int:
     generators took 0.9 of a core "at the lowest priority"). So each generator's own group is lowered too;
     not the groups of `keep` (the app server and this process, whose websocket clients share its group)."""
     kept, lowered = {_autogroup(pid) for pid in keep}, 0
-    for group_pid in {_autogroup(pid): pid for pid in pids if _autogroup(pid) not in kept}.values():
+    groups = {_autogroup(pid): pid for pid in pids}  # one process of each group
+    for group, group_pid in groups.items():
+        if group is None or group in kept:
+            continue
         try:
             with open(f"/proc/{group_pid}/autogroup", "w") as f:
                 f.write("19")

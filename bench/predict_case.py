@@ -1,7 +1,7 @@
-"""Prediction latency for one 28x28 image through the app's model service (PyNative, locked), first call
-(the warm-up the service does when it loads a model) and after it; and app cold start to the first page
-served (a real `streamlit run`, a websocket client asks for the Train page and waits for its script to
-finish)."""
+"""Prediction latency for one 28x28 image through the app's model service (Graph mode, locked; measured by
+bench/predict_latency.py's `measure`): the first call after the warm-up the service does when it loads a model,
+and after it; and app cold start to the first page served (a real `streamlit run`, a websocket client asks for
+the Train page and waits for its script to finish)."""
 import asyncio
 import json
 import sys
@@ -9,37 +9,17 @@ import tempfile
 import time
 from pathlib import Path
 
-import numpy as np
-
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from core.runtime import prepare_process  # noqa: E402
 
 
 def main() -> None:
-    prepare_process(None)  # what the app process does
-    from core.app import model_service
-    from core.model import checkpoint
-    from core.config import TrainConfig
-    from core.model.networks import build_network
+    from bench.predict_latency import measure  # the app's Graph-mode prediction, measured as there
     out = {}
-    tmp = Path(tempfile.mkdtemp())
-    for net in ("lenet5", "mlp"):
-        path = checkpoint.save(build_network(net), TrainConfig(network=net), tmp / f"{net}.ckpt")
-        image = np.random.default_rng(0).integers(0, 255, (1, 28, 28)).astype(np.uint8)
-        t = time.perf_counter()
-        model_service.load_model(path)
-        load_s = time.perf_counter() - t
-        t = time.perf_counter()
-        model_service.predict(path, image)
-        first = time.perf_counter() - t
-        times = []
-        for _ in range(200):
-            t = time.perf_counter()
-            model_service.predict(path, image)
-            times.append(time.perf_counter() - t)
-        out[net] = {"load_and_warm_up_s": load_s, "first_predict_ms": first * 1000,
-                    "median_predict_ms": float(np.median(times) * 1000),
-                    "p90_predict_ms": float(np.percentile(times, 90) * 1000)}
+    with tempfile.TemporaryDirectory() as tmp:
+        for net in ("lenet5", "mlp"):
+            r = measure("graph", net, Path(tmp))
+            out[net] = {"load_and_warm_up_s": r["load_s"], "first_predict_ms": r["first_ms"],
+                        "median_predict_ms": r["median_ms"], "p90_predict_ms": r["p90_ms"]}
     out["app_cold_start_s"] = cold_start()
     print(json.dumps(out))
 

@@ -58,7 +58,8 @@ def measure(mode: str, network: str, folder: Path) -> dict:
         started = time.perf_counter()
         predict()
         times.append((time.perf_counter() - started) * 1000)
-    return {"load_s": round(load_s, 3), "first_ms": round(first_ms, 2), "median_ms": round(statistics.median(times), 3)}
+    return {"load_s": round(load_s, 3), "first_ms": round(first_ms, 2), "median_ms": round(statistics.median(times), 3),
+            "p90_ms": round(statistics.quantiles(times, n=10)[-1], 3)}
 
 
 def main() -> None:

@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 
 from core import PROJECT_ROOT
+from tests.canvas import SEVEN, ink, stroke
 from tests.server import CHROMIUM, CHROMIUM_ARGS, require_chromium, start_server
 
 # Screenshots go to an ignored folder, so that the tests leave the work tree as they found it;
@@ -115,17 +116,7 @@ def test_train_live_reload_second_browser_evaluate_and_draw(server, browser):
     canvas = page.locator("canvas.upper-canvas").first  # 0.13 renders in the page (no iframe)
     expect(canvas).to_be_visible(timeout=60_000)
     expect(page.get_by_text("canvas is empty")).to_be_visible(timeout=30_000)
-    def stroke(points):
-        canvas.scroll_into_view_if_needed()
-        box = canvas.bounding_box()
-        x0, y0, s = box["x"], box["y"], box["width"] / 280
-        page.mouse.move(x0 + points[0][0] * s, y0 + points[0][1] * s)
-        page.mouse.down()
-        for x, y in points[1:]:
-            page.mouse.move(x0 + x * s, y0 + y * s, steps=12)
-        page.mouse.up()
-
-    stroke([(70, 60), (210, 60), (165, 130), (130, 200), (115, 240)])  # a 7: the bar, then the stem
+    stroke(page, SEVEN)
     expect(page.get_by_text("Prediction:")).to_be_visible(timeout=60_000)
     text = page.get_by_text("Prediction:").inner_text()
     shot(page, "6-draw-7")
@@ -143,13 +134,11 @@ def test_train_live_reload_second_browser_evaluate_and_draw(server, browser):
     canvas.scroll_into_view_if_needed()
     drawn_on = canvas.element_handle()
     page.get_by_role("button", name="Reset canvas & history").click()
-    stroke([(70, 60), (210, 60), (165, 130), (130, 200), (115, 240)])
+    stroke(page, SEVEN)
     page.wait_for_timeout(3000)
     assert drawn_on.evaluate("e => e.isConnected")  # the same canvas: clearing did not replace it
-    ink = page.locator("canvas.dc-canvas.lower-canvas").first.evaluate(
-        "c => { const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data; let n = 0;"
-        " for (let i = 0; i < d.length; i += 4) if (d[i] > 128) n++; return n; }")
-    assert ink > 500, ink
+    drawn = ink(page)
+    assert drawn > 500, drawn
     expect(page.get_by_text("Prediction: 7")).to_be_visible(timeout=30_000)
 
     page.goto(server + "/configure?epochs=3")  # a second run with the same settings, to compare the two

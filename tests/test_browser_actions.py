@@ -12,6 +12,8 @@ import pytest
 
 from core.app import model_service
 from core.runs.store import RunStore
+from tests.canvas import SEVEN, ink, stroke
+from tests.helpers import wait_for
 from tests.mirror import Server
 from tests.server import CHROMIUM, CHROMIUM_ARGS, require_chromium, start_server
 
@@ -71,35 +73,6 @@ def choose(page, label: str, name: str):
     box.click()
     page.get_by_role("option", name=re.compile(re.escape(name))).first.click()
     expect(box).to_have_value(re.compile(re.escape(name)), timeout=30_000)
-
-
-def ink(page) -> int:
-    """Bright pixels on the canvas (what the strokes drew)."""
-    return page.locator("canvas.dc-canvas.lower-canvas").first.evaluate(
-        "c => { const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data; let n = 0;"
-        " for (let i = 0; i < d.length; i += 4) if (d[i] > 128) n++; return n; }")
-
-
-def wait_until(condition, what: str, timeout_s: float = 30.0):
-    deadline = time.monotonic() + timeout_s
-    while not condition():
-        assert time.monotonic() < deadline, f"waited {timeout_s:g} s for {what}"
-        time.sleep(0.3)
-
-
-def stroke(page, points):
-    canvas = page.locator("canvas.upper-canvas").first
-    canvas.scroll_into_view_if_needed()
-    box = canvas.bounding_box()
-    x0, y0, s = box["x"], box["y"], box["width"] / 280
-    page.mouse.move(x0 + points[0][0] * s, y0 + points[0][1] * s)
-    page.mouse.down()
-    for x, y in points[1:]:
-        page.mouse.move(x0 + x * s, y0 + y * s, steps=12)
-    page.mouse.up()
-
-
-SEVEN = [(70, 60), (210, 60), (165, 130), (130, 200), (115, 240)]
 
 
 def finished_run(store: RunStore, ckpt: Path, name: str) -> str:
@@ -193,7 +166,7 @@ def test_a_checkpoint_uploaded_downloaded_exported_renamed_and_deleted_on_the_ru
     expect(page.get_by_role("button", name="🗑️ Delete")).to_be_disabled()  # until the user says they are sure
     page.get_by_text("Yes, delete this run and its checkpoint").click()
     page.get_by_role("button", name="🗑️ Delete").click()
-    wait_until(lambda: store.get(run_id) is None, "the run deleted")
+    wait_for(lambda: store.get(run_id) is None, 30, "the run deleted")
     expect(page.get_by_text("my uploaded model")).to_have_count(0, timeout=30_000)  # not in the table, not chosen
     assert store.get(run_id) is None and not Path(run.checkpoint).exists()
 
@@ -216,7 +189,7 @@ def test_the_canvas_stroke_width_clear_and_a_deleted_checkpoint_on_the_draw_page
         expect(page.get_by_text("Prediction:")).to_be_visible(timeout=60_000)
         inks[width] = ink(page)
         page.get_by_role("button", name="Reset canvas & history").click()  # the canvas's own 🗑
-        wait_until(lambda: ink(page) == 0, "the canvas cleared by its 🗑")
+        wait_for(lambda: ink(page) == 0, 30, "the canvas cleared by its 🗑")
     assert inks[40] > 3 * inks[8] > 0, inks  # the wider stroke drew wider
     expect(page.get_by_text("canvas is empty")).to_be_visible(timeout=30_000)  # cleared: nothing to read
 

@@ -1,0 +1,23 @@
+"""Drawing on the Draw page's canvas in a real browser (Playwright): a stroke with the mouse, and the ink on it."""
+
+SEVEN = [(70, 60), (210, 60), (165, 130), (130, 200), (115, 240)]  # a 7: the bar, then the stem
+
+
+def stroke(page, points) -> None:
+    """Draw through points given in the canvas's own 280x280 pixels."""
+    canvas = page.locator("canvas.upper-canvas").first  # streamlit-drawable-canvas 0.13 renders in the page
+    canvas.scroll_into_view_if_needed()
+    box = canvas.bounding_box()
+    x0, y0, s = box["x"], box["y"], box["width"] / 280
+    page.mouse.move(x0 + points[0][0] * s, y0 + points[0][1] * s)
+    page.mouse.down()
+    for x, y in points[1:]:
+        page.mouse.move(x0 + x * s, y0 + y * s, steps=12)
+    page.mouse.up()
+
+
+def ink(page) -> int:
+    """Bright pixels on the canvas (what the strokes drew)."""
+    return page.locator("canvas.dc-canvas.lower-canvas").first.evaluate(
+        "c => { const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data; let n = 0;"
+        " for (let i = 0; i < d.length; i += 4) if (d[i] > 128) n++; return n; }")
