@@ -11,11 +11,13 @@ import pytest
 from core.config import ConfigError, TrainConfig, field_text, parse_field
 from core.data.folders import validate_mnist_dir
 from core.model.networks import count_parameters, network_for
+from core.runs.actions import history
 from core.runs.execute import execute
 from core.training.control import Control
 from core.training.events import EventLog, LearningRateEvent, StepEvent, ValidationEvent
 from core.training.loop import train
 from core.training.weights import snapshot
+from tests.apptest import page
 from tests.helpers import wait_for
 
 
@@ -133,6 +135,34 @@ def test_pacing_requests_are_refused_with_a_reason(store):
     assert store.set_step_delay(parallel, 60).code == "bad_value"
     assert store.request_steps(parallel, 0).code == "bad_value"
     assert store.request_learning_rate("no-such-run", 0.1).code == "gone"
+
+
+def test_a_rate_applied_and_a_step_clicked_together_ask_for_the_rate_first_and_a_bad_rate_takes_no_step(store):
+    """The Train page's Apply and Step act in their callbacks: both clicks in one page run ask for the rate, then
+    the steps (the store's history in that order); a rate that is not one says why and takes no steps."""
+    run_id = store.create_run(TrainConfig(network="mlp"), name="lesson", source="cli")
+    store.update(run_id, status="paused", request="pause", heartbeat=time.time(), step=40, total_steps=213, epoch=1)
+    at = page("train")
+    at.number_input(key="step_n").set_value(5)
+    at.text_input(key=f"lr_{run_id}").input("0.05")
+    at.button(key="apply_lr").click()
+    at.button(key="step").click()
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    run = store.get(run_id)
+    assert run.lr_request == pytest.approx(0.05) and run.step_request == 5 and run.request == "run"
+    assert [h.action for h in reversed(history(store))] == ["learning_rate", "step"]
+    assert [toast.value for toast in at.toast] == ["Learning-rate change requested.", "Step requested."]
+
+    store.update(run_id, lr_request=None, step_request=None, request="pause")
+    at.text_input(key=f"lr_{run_id}").input("fast")
+    at.button(key="apply_lr").click()
+    at.button(key="step").click()
+    at.run()
+    assert any("fast" in e.value for e in at.error), [e.value for e in at.error]
+    run = store.get(run_id)
+    assert run.lr_request is None and run.step_request is None and run.request == "pause"
+    store.finish(run_id, "stopped", "test over")
 
 
 @pytest.mark.parametrize("extra", [{}, {"validate_every": 10, "lr_changes": ((13, 0.05),)}])

@@ -6,10 +6,11 @@ from __future__ import annotations
 import streamlit as st
 
 from core.config import ConfigError, parse_field
+from core.runs.people import NotAllowed
 from core.runs.rows import RequestNotice, Run
 from core.runs.store import MAX_STEP_REQUEST, RunStore
 from core.training.control import MAX_STEP_DELAY_S
-from ui.i18n import language, status_word, t
+from ui.i18n import language, say, status_word, t
 from ui.people import actions, attempt, owner_label
 from ui.text import literal
 
@@ -48,9 +49,27 @@ def controls(store: RunStore, run: Run) -> None:
 def _set_delay(run: Run, key: str, current: float) -> None:
     if st.session_state[key] == current:
         return  # nothing changed (a widget drawn anew)
-    # Said by the fragment's body, not here: a toast from a callback of a fragment's widget wiped the page's
-    # other elements drawn outside the fragment (the presentation style with them; Streamlit 1.67).
-    st.session_state["_pacing_notice"] = actions().delay(run, st.session_state[key])
+    # Said by the page's body, not here: a toast from a widget's callback wiped the page's other elements
+    # drawn outside the fragment (the presentation style with them; Streamlit 1.67).
+    _later(_ask(actions().delay, run, st.session_state[key]))
+
+
+def _later(notice: RequestNotice | None) -> None:
+    """Keep what became of a request for the page's body to say (callbacks draw nothing). The latest of each
+    kind: three notches of slow motion whose page runs preempted one another would say the same thing thrice."""
+    if notice is not None:
+        notices = st.session_state.setdefault("_pacing_notices", {})
+        notices.pop(notice.what, None)
+        notices[notice.what] = notice
+
+
+def _ask(act, *args) -> RequestNotice | None:
+    """attempt() for a callback: a refusal is kept for the body to show, not drawn at the top of the page."""
+    try:
+        return act(*args)
+    except NotAllowed as e:
+        st.session_state["_pacing_refusal"] = say(e)
+        return None
 
 
 def _delay_label(seconds: float) -> str:
@@ -61,20 +80,14 @@ def pacing(store: RunStore, run: Run, current_lr: float) -> None:
     """Step, slow motion and the learning rate of an active run (for its owner and admins)."""
     if not actions().person.may("step", run):
         return
-    notice = st.session_state.pop("_pacing_notice", None)
-    if notice is not None:
-        st.toast(notice_text(notice))
+    _say_kept()
     with st.container(border=True):
         step, delay, rate = st.columns([2, 3, 3])
-        # The rate first: an Apply and a Step clicked in quick succession reach one run of the page (Streamlit
-        # keeps both clicks), and the new rate must be requested before the steps it applies to.
-        with rate:
-            _learning_rate(store, run, current_lr)
         with step:
             n = st.number_input(t("train.step_n"), min_value=1, max_value=MAX_STEP_REQUEST, value=10, step=1,
                                 key="step_n", help=t("train.step_help"))
-            if st.button("⏭️ " + t("train.step_button", n=int(n)), key="step", disabled=run.config.workers > 1):
-                _say(attempt(actions().step, run, int(n)))
+            st.button("⏭️ " + t("train.step_button", n=int(n)), key="step", disabled=run.config.workers > 1,
+                      on_click=_on_step, args=(run,))
         with delay:
             key = f"delay_{run.id}"
             nearest = min(DELAYS, key=lambda d: abs(d - (run.step_delay or 0.0)))
@@ -82,17 +95,46 @@ def pacing(store: RunStore, run: Run, current_lr: float) -> None:
             st.select_slider(t("train.slow_motion"), options=DELAYS, key=key, format_func=_delay_label,
                              on_change=_set_delay, args=(run, key, run.step_delay or 0.0),
                              help=t("train.slow_motion_help"), **value)
+        with rate:
+            st.text_input(t("train.learning_rate_next"), value=f"{current_lr:g}", key=f"lr_{run.id}",
+                          disabled=run.config.workers > 1, help=t("train.learning_rate_help"))
+            st.button("✔️ " + t("train.apply_lr"), key="apply_lr", disabled=run.config.workers > 1,
+                      on_click=_on_apply, args=(run,))
+            if "_lr_error" in st.session_state:
+                st.error(st.session_state.pop("_lr_error"))
         if run.config.workers > 1:
             st.caption(t("train.pacing_parallel"))
 
 
-def _learning_rate(store: RunStore, run: Run, current_lr: float) -> None:
-    raw = st.text_input(t("train.learning_rate_next"), value=f"{current_lr:g}",
-                        key=f"lr_{run.id}", disabled=run.config.workers > 1, help=t("train.learning_rate_help"))
-    if st.button("✔️ " + t("train.apply_lr"), key="apply_lr", disabled=run.config.workers > 1):
-        try:
-            value = parse_field("learning_rate", raw, language())
-        except ConfigError as e:
-            st.error(e.errors["learning_rate"])
-            return
-        _say(attempt(actions().learning_rate, run, value))
+def _say_kept() -> None:
+    for notice in st.session_state.pop("_pacing_notices", {}).values():
+        st.toast(notice_text(notice))
+    if "_pacing_refusal" in st.session_state:
+        st.error(st.session_state.pop("_pacing_refusal"))
+
+
+# Step and Apply act in their buttons' callbacks, which Streamlit runs first thing in the page run a click
+# starts. Acting in the page's body lost a rate: Apply clicked and Step at once, the second click preempted the
+# page run the first had started before its body reached the Apply button, and the next run saw only Step (the
+# browser lesson test, CI on 2026-12-01). Both clicks reaching one run (both callbacks in it), Step's asks for
+# the rate first: a rate is for the steps that follow it.
+def _on_apply(run: Run) -> None:
+    if not st.session_state.get("step"):  # else Step's callback asks for the rate, then the steps
+        _request_rate(run)
+
+
+def _on_step(run: Run) -> None:
+    if st.session_state.get("apply_lr") and not _request_rate(run):
+        return  # the steps were meant for the new rate: none until it is one
+    _later(_ask(actions().step, run, int(st.session_state["step_n"])))
+
+
+def _request_rate(run: Run) -> bool:
+    """Ask for the rate typed; False (and the reason kept for the body) when it is not one."""
+    try:
+        value = parse_field("learning_rate", st.session_state[f"lr_{run.id}"], language())
+    except ConfigError as e:
+        st.session_state["_lr_error"] = e.errors["learning_rate"]
+        return False
+    _later(_ask(actions().learning_rate, run, value))
+    return True
