@@ -70,10 +70,10 @@ with live_slot:
     if header.run is None:
         st.warning(t("train.deleted"))
         st.stop()
-    drawn, options = draw_header(store, header)
+    drawn, options = draw_header(header)
     live(shown, header, drawn, options)
     if presenting():  # the lesson's pacing below the curves, for the room
-        draw_lesson(store, header)
+        draw_lesson(header)
 if presenting():
     with choice_slot.expander(t("train.next_run_header")):
         start_form(store, get_config())

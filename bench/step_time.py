@@ -33,19 +33,13 @@ def main() -> None:
     import numpy as np
     import mindspore as ms
     from core.config import TrainConfig
-    from core.model.losses import build_loss
-    from core.model.networks import build_network
-    from core.model.optim import build_optimizer
     from core.runtime import set_mode
-    from core.training.steps import make_train_step
+    from core.training.loop import build_model
 
     cfg = TrainConfig(network=args.network, style=args.style, mode=args.mode, batch_size=args.batch,
                       amp_level=args.amp)
     set_mode(cfg.mode)
-    net = build_network(cfg.network)
-    if cfg.amp_level != "O0":
-        net = ms.amp.auto_mixed_precision(net, cfg.amp_level)  # as core/training/loop.py does
-    stepper = make_train_step(cfg, net, build_loss(cfg.loss), build_optimizer(cfg, net.trainable_params()))
+    stepper = build_model(cfg, resume=None, parallel=None).step  # the network, mixed precision, step as training builds them
     step = stepper.with_grads if args.with_grads else stepper
     rng = np.random.default_rng(0)
     x = ms.Tensor(rng.standard_normal((args.batch, 1, 28, 28), dtype=np.float32))

@@ -6,11 +6,10 @@ from __future__ import annotations
 import streamlit as st
 
 from core.config import ConfigError, parse_field
-from core.runs.people import NotAllowed
 from core.runs.rows import RequestNotice, Run
-from core.runs.store import MAX_STEP_REQUEST, RunStore
+from core.runs.store import MAX_STEP_REQUEST
 from core.training.control import MAX_STEP_DELAY_S
-from ui.i18n import language, say, status_word, t
+from ui.i18n import language, status_word, t
 from ui.people import actions, attempt, owner_label
 from ui.text import literal
 
@@ -30,7 +29,7 @@ def _say(notice: RequestNotice | None) -> None:
         st.toast(notice_text(notice))
 
 
-def controls(store: RunStore, run: Run) -> None:
+def controls(run: Run) -> None:
     """Pause or Resume, and Stop: for the run's owner and admins (others see who may)."""
     act = actions()
     if not act.person.may("pause", run):
@@ -51,7 +50,7 @@ def _set_delay(run: Run, key: str, current: float) -> None:
         return  # nothing changed (a widget drawn anew)
     # Said by the page's body, not here: a toast from a widget's callback wiped the page's other elements
     # drawn outside the fragment (the presentation style with them; Streamlit 1.67).
-    _later(_ask(actions().delay, run, st.session_state[key]))
+    _later(attempt(actions().delay, run, st.session_state[key], show=_keep_refusal))
 
 
 def _later(notice: RequestNotice | None) -> None:
@@ -63,20 +62,16 @@ def _later(notice: RequestNotice | None) -> None:
         notices[notice.what] = notice
 
 
-def _ask(act, *args) -> RequestNotice | None:
-    """attempt() for a callback: a refusal is kept for the body to show, not drawn at the top of the page."""
-    try:
-        return act(*args)
-    except NotAllowed as e:
-        st.session_state["_pacing_refusal"] = say(e)
-        return None
+def _keep_refusal(message: str) -> None:
+    """Where a callback's refusal waits for the body to show it (drawn by a callback, it lands atop the page)."""
+    st.session_state["_pacing_refusal"] = message
 
 
 def _delay_label(seconds: float) -> str:
     return t("train.full_speed") if seconds == 0 else f"{seconds:g} s"
 
 
-def pacing(store: RunStore, run: Run, current_lr: float) -> None:
+def pacing(run: Run, current_lr: float) -> None:
     """Step, slow motion and the learning rate of an active run (for its owner and admins)."""
     if not actions().person.may("step", run):
         return
@@ -126,7 +121,7 @@ def _on_apply(run: Run) -> None:
 def _on_step(run: Run) -> None:
     if st.session_state.get("apply_lr") and not _request_rate(run):
         return  # the steps were meant for the new rate: none until it is one
-    _later(_ask(actions().step, run, int(st.session_state["step_n"])))
+    _later(attempt(actions().step, run, int(st.session_state["step_n"]), show=_keep_refusal))
 
 
 def _request_rate(run: Run) -> bool:
@@ -136,5 +131,5 @@ def _request_rate(run: Run) -> bool:
     except ConfigError as e:
         st.session_state["_lr_error"] = e.errors["learning_rate"]
         return False
-    _later(_ask(actions().learning_rate, run, value))
+    _later(attempt(actions().learning_rate, run, value, show=_keep_refusal))
     return True

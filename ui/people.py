@@ -58,12 +58,13 @@ def actions() -> Actions:
     return Actions(get_store(), current_person())
 
 
-def attempt(act: Callable[..., T], *args) -> T | None:
-    """Do an action; a refusal (not the run's owner nor an admin) is said on the page and gives None."""
+def attempt(act: Callable[..., T], *args, show: Callable[[str], object] = st.error) -> T | None:
+    """Do an action; a refusal (not the run's owner nor an admin) is said (on the page, or by `show`, as a
+    widget's callback must: it draws nothing) and gives None."""
     try:
         return act(*args)
     except NotAllowed as e:
-        st.error(say(e))
+        show(say(e))
         return None
 
 

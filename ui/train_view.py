@@ -105,7 +105,7 @@ def start_form(store: RunStore, config: TrainConfig) -> None:
             st.rerun()
 
 
-def draw_header(store: RunStore, view: RunView) -> tuple[HeaderState, CurveOptions]:
+def draw_header(view: RunView) -> tuple[HeaderState, CurveOptions]:
     """The part of a run's view that does not change at every step, drawn outside the polling fragment (each
     element there is redrawn for every viewer at every poll, and a click on a button being redrawn could be
     lost): heading, owner, Pause/Resume/Stop, the lesson's pacing (unless presenting: draw_lesson, below the
@@ -115,16 +115,16 @@ def draw_header(store: RunStore, view: RunView) -> tuple[HeaderState, CurveOptio
     if run.submitter:
         st.caption(t("runs.owned_by", owner=literal(run.submitter)))
     if run.active:
-        controls(store, run)
+        controls(run)
         if not presenting():
-            draw_lesson(store, view)
+            draw_lesson(view)
     return header_state(run), _curve_options()
 
 
-def draw_lesson(store: RunStore, view: RunView) -> None:
+def draw_lesson(view: RunView) -> None:
     """Step, slow motion and a new learning rate for an active run."""
     if view.run.active:
-        pacing(store, view.run, view.learning_rate or view.run.config.learning_rate)
+        pacing(view.run, view.learning_rate)
 
 
 def draw_body(store: RunStore, view: RunView, options: CurveOptions) -> None:
@@ -167,7 +167,7 @@ def _progress(run: Run, training_s: float | None, learning_rate: float | None) -
         notice.info("⏳ " + t("train.compiling"))
     where = dict(epoch=run.epoch, epochs=run.config.epochs, step=run.step, steps=run.total_steps or "?")
     st.progress(min(frac, 1.0), text=t("train.progress", **where, speed=run.samples_per_s or 0, eta=fmt_duration(run.eta),
-                                       lr=f"{learning_rate or run.config.learning_rate:g}")
+                                       lr=f"{learning_rate:g}")
                 if run.active else t("train.progress_ended", **where))  # an ended run has no speed or ETA
     m = [*st.columns(2), *st.columns(2)] if presenting() else st.columns(4)  # metrics never cut to "95.4…"
     m[0].metric(t("train.best_val_acc"), f"{run.best_val_acc:.2%}" if run.best_val_acc is not None else "–")
