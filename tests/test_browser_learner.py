@@ -43,6 +43,9 @@ def test_a_click_on_a_confusion_cell_shows_its_images_and_draw_one_like_this_ope
     expect(markers).to_have_count(100, timeout=30_000)
     before = cell_caption(page)
     for true, pred in ((4, 9), (3, 3)):  # a mistake's cell, then a diagonal one
+        # as a person clicks the next cell: once the page has shown the last click (a click on the chart while
+        # it was still being redrawn after the first was lost once in CI, with the 4 → 9 cell still shown)
+        expect(page.locator('[data-testid="stElementContainer"][data-stale="true"]')).to_have_count(0, timeout=30_000)
         box = markers.nth(true * 10 + pred).bounding_box()
         page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
         expect(page.get_by_text(f" images of {true} read as {pred}")).to_be_visible(timeout=30_000)
