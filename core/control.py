@@ -13,7 +13,7 @@ import sys
 from core.messages import Explained
 from core.runs.actions import Actions
 from core.runs.people import NotAllowed, person
-from core.runs.store import RunStore
+from core.runs.store.arguments import add_store_arguments, open_store
 
 __all__ = ["main"]
 
@@ -25,12 +25,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("action", choices=("pause", "resume", "stop", "rename", "delete"))
     ap.add_argument("run_id")
     ap.add_argument("--name", default=None, help="the new name (rename)")
-    ap.add_argument("--store", default=None, help="run store folder (default: $STUDIO_DATA_DIR or ./runs)")
+    add_store_arguments(ap)
     args = ap.parse_args(argv)
-    store = RunStore(args.store)
+    store = open_store(args)
     run = store.get(args.run_id)
     if run is None:
-        print(f"no run {args.run_id} in {store.db_path}", file=sys.stderr)
+        print(f"no run {args.run_id} in {store.where}", file=sys.stderr)
         return 2
     if args.action == "rename" and not args.name:
         print("rename needs --name", file=sys.stderr)

@@ -21,6 +21,7 @@ from core.runs import launcher
 from core.runs import sweep as sweeps
 from core.runs.dispatcher import TICK_S
 from core.runs.store import RunStore
+from core.runs.store.arguments import add_store_arguments, open_store
 from core.options import add_config_arguments, config_from_args
 
 
@@ -38,7 +39,7 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--prune", action="store_true",
                     help="stop settings early whose validation accuracy is below the median (Optuna MedianPruner)")
     ap.add_argument("--sweep-name", default="", help="a name for the sweep")
-    ap.add_argument("--store", default=None, help="run store folder (default: $STUDIO_DATA_DIR or ./runs)")
+    add_store_arguments(ap)
     ap.add_argument("--json", action="store_true", help="print the results as JSON")
     ap.add_argument("--resume", default=None, metavar="SWEEP", help="wait for (and carry on) an existing sweep")
     ap.add_argument("--preset", default=None, help=argparse.SUPPRESS)
@@ -74,7 +75,7 @@ def wait(store: RunStore, sweep_id: str, quiet: bool) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    store = RunStore(args.store)
+    store = open_store(args)
     try:
         sweep_id = args.resume or sweeps.create(store, spec_from_args(args), submitter=getpass.getuser())
     except (ConfigError, Explained) as e:

@@ -25,9 +25,11 @@ from core.runs.dispatcher import TICK_S
 from core.runs.run_queue import RunQueue
 from core.runs.rows import FINISHED, QUEUED
 from core.runs.store import RunBusy, RunStore
+from core.runs.store.arguments import add_store_arguments, open_store
 from core.runtime import prepare_process
 from core.training.events import (Callback, EpochMetrics, LearningRateEvent, LogEvent, PhaseEvent, StepEvent,
                                   ValidationEvent)
+
 
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(description="Train LeNet-5 or an MLP on MNIST with MindSpore.")
@@ -39,7 +41,7 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--no-wait", action="store_true",
                     help="queue the run and return; a dispatcher (the app server, or a waiting command line) "
                          "starts it in a worker process when a slot frees (slots: $STUDIO_SLOTS, default 1)")
-    ap.add_argument("--store", default=None, help="run store folder (default: $STUDIO_DATA_DIR or ./runs)")
+    add_store_arguments(ap)
     ap.add_argument("--out", default=None, help="also copy the final checkpoint here (.ckpt)")
     dist = ap.add_argument_group("several hosts (data-parallel with --workers N; see the README)")
     dist.add_argument("--local-workers", type=int, default=None, metavar="N",
@@ -126,7 +128,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {e}", file=sys.stderr)
         return 2
     try:
-        store = RunStore(args.store)
+        store = open_store(args)
         run_id = _submit(store, config, args, cluster)
     except (RunBusy, ValueError, OSError) as e:
         print(f"error: {e}", file=sys.stderr)
@@ -198,7 +200,7 @@ def _queue_line(queue: RunQueue, run_id: str) -> str:
 
 def _resume(args: argparse.Namespace) -> int:
     try:
-        store = RunStore(args.store)
+        store = open_store(args)
         run = store.prepare_resume(args.resume, waiter_pid=os.getpid())
     except (RunBusy, ValueError, OSError) as e:
         print(f"error: {e}", file=sys.stderr)

@@ -16,7 +16,7 @@ import sys
 import time
 
 from core.runs.entry import raise_interrupt
-from core.runs.store import RunStore
+from core.runs.store.arguments import add_store_arguments, open_store
 from core.runtime import prepare_process
 
 READY = "warm worker ready:"  # its log says when it could take a run (bench/start_latency.py waits for it)
@@ -25,7 +25,7 @@ READY = "warm worker ready:"  # its log says when it could take a run (bench/sta
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description="Wait, warmed up, for a run of NETWORK; then train it.")
     ap.add_argument("network")
-    ap.add_argument("--store", required=True)
+    add_store_arguments(ap, required=True)
     args = ap.parse_args(argv)
     began = time.monotonic()
     prepare_process(args.network)
@@ -35,11 +35,11 @@ def main(argv: list[str] | None = None) -> int:
     run_id = sys.stdin.readline().strip()
     if not run_id:
         return 0  # nobody needs this process any more
-    store = RunStore(args.store)
+    store = open_store(args)
     _output_to(store.log_path(run_id))
     run = store.get(run_id)
     if run is None or run.config.network != args.network:
-        print(f"run {run_id}: not a {args.network} run of {store.db_path}", file=sys.stderr)
+        print(f"run {run_id}: not a {args.network} run of {store.where}", file=sys.stderr)
         return 2
     try:
         status = execute(store, run_id)

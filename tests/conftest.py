@@ -59,11 +59,45 @@ def small_mnist(tmp_path_factory, shared_mnist) -> Path:
     return make_subset(tmp_path_factory.mktemp("small"), shared_mnist, 1200, 500)
 
 
+DATABASES = ("sqlite", "postgresql")
+
+
+def pytest_generate_tests(metafunc):
+    """Every test that uses a store runs on SQLite; in modules that set BOTH_DATABASES = True, on a real
+    PostgreSQL server too (tests/postgres.py)."""
+    if "database" in metafunc.fixturenames:
+        both = getattr(metafunc.module, "BOTH_DATABASES", False)
+        metafunc.parametrize("database", DATABASES if both else DATABASES[:1], indirect=True)
+
+
+@pytest.fixture(scope="session")
+def postgres_server():
+    from tests.postgres import PostgresServer
+    server = PostgresServer().start()
+    yield server
+    server.stop()
+
+
 @pytest.fixture
-def store(tmp_path, monkeypatch):
+def database(request, monkeypatch):
+    """The database URL of this test's store (None: SQLite in the store's folder), also what the pages and
+    child processes see ($STUDIO_DATABASE_URL)."""
+    if request.param == "sqlite":
+        monkeypatch.delenv("STUDIO_DATABASE_URL", raising=False)
+        yield None
+        return
+    url = request.getfixturevalue("postgres_server").new_database()
+    monkeypatch.setenv("STUDIO_DATABASE_URL", url)
+    yield url
+    from core.runs.store.database import dispose
+    dispose(url)
+
+
+@pytest.fixture
+def store(tmp_path, monkeypatch, database):
     """An empty run store, also the one the pages (AppTest) and child processes see ($STUDIO_DATA_DIR)."""
     monkeypatch.setenv("STUDIO_DATA_DIR", str(tmp_path / "store"))
-    return RunStore(tmp_path / "store")
+    return RunStore(tmp_path / "store", database)
 
 
 @pytest.fixture(scope="module")

@@ -14,6 +14,8 @@ from core.runs.actions import Actions, history
 from core.runs.people import NotAllowed, claim_name, person
 from tests.helpers import cli
 
+BOTH_DATABASES = True  # every test here runs on SQLite and on a real PostgreSQL (tests/conftest.py)
+
 CONFIG = TrainConfig(network="mlp", epochs=1)
 
 

@@ -17,6 +17,8 @@ from core.runs.run_queue import RunQueue, dispatch_order
 from core.runs.rows import Run
 from tests.helpers import cli, wait_for
 
+BOTH_DATABASES = True  # every test here runs on SQLite and on a real PostgreSQL (tests/conftest.py)
+
 CONFIG = TrainConfig(network="mlp", epochs=1)
 
 
@@ -107,9 +109,8 @@ def test_ten_submitters_and_two_dispatcher_processes_start_every_run_once_in_ord
 
 
 def lease_owner(store) -> str:
-    with store._connect() as db:
-        row = db.execute("SELECT owner FROM dispatcher WHERE id = 1").fetchone()
-    return row["owner"] if row else ""
+    holder = store.lease_holder()
+    return holder[0] if holder else ""
 
 
 def test_a_sigkilled_dispatcher_is_taken_over_within_its_lease(store, tmp_path):

@@ -13,6 +13,8 @@ from core.runs import sweep as sweeps
 from core.runs.store import RunStore
 from tests.helpers import cli
 
+BOTH_DATABASES = True  # every test here runs on SQLite and on a real PostgreSQL (tests/conftest.py)
+
 TINY = ["--network", "mlp", "--hidden", "32", "--epochs", "1"]
 
 

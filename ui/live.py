@@ -62,11 +62,11 @@ def shared_views() -> SharedView:
 def run_snapshot(store, run_id: str):
     """The run's row as every live view on this server shows it now: one read shared by the sidebar and the
     Train page (of all sessions), so that the statuses on one screen agree."""
-    return shared_views().get((str(store.root), "run", run_id), lambda: store.get(run_id))
+    return shared_views().get((store.key, "run", run_id), lambda: store.get(run_id))
 
 
 def active_snapshot(store):
     """The active run as every session's sidebar polls it: one read (and one check for dead workers) per
     server every max_age_s, not one per viewer per poll."""
-    return shared_views().get((str(store.root), "active"), store.active_run)
+    return shared_views().get((store.key, "active"), store.active_run)
 

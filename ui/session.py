@@ -12,6 +12,7 @@ from core.config import TrainConfig
 from core.data.folders import SPLIT_FILES, MnistFolder, load_arrays, validate_mnist_dir
 from core.runs import launcher
 from core.runs.store import RunStore, default_data_dir
+from core.runs.store.database import database_url_setting
 from ui.i18n import say
 from ui.server import shared_server
 
@@ -22,18 +23,18 @@ __all__ = ["get_store", "get_config", "set_config", "split_arrays", "check_user_
 
 
 @st.cache_resource
-def _store(root: str) -> RunStore:
-    store = RunStore(root)
+def _store(root: str, database_url: str | None) -> RunStore:
+    store = RunStore(root, database_url)
     if os.environ.get(DISPATCH_ENV, "1") != "0":  # 0: another process dispatches (the tests' AppTest process)
         launcher.serve(store)  # this server dispatches queued runs (from its start when run by `python -m ui.serve`)
     return store
 
 
 def get_store() -> RunStore:
-    """The run store of this server (its folder is read from the environment on each call). Stops the page
-    with the reason when the folder cannot be used."""
+    """The run store of this server (its folder and database are read from the environment on each call).
+    Stops the page with the reason when the folder or the database cannot be used."""
     try:
-        return _store(str(default_data_dir()))
+        return _store(str(default_data_dir()), database_url_setting())
     except OSError as e:
         st.error(say(e))
         st.stop()

@@ -7,42 +7,25 @@ Admins read the history on the Runs page. The `history` table is in the store's 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
 
 from core.config import TrainConfig
 from core.runs import launcher
 from core.runs.people import NotAllowed, Person
-from core.runs.rows import RequestNotice, Run
+from core.runs.rows import HistoryLine, RequestNotice, Run
 from core.runs.run_queue import RunQueue
 from core.runs.store import RunStore
 
 __all__ = ["Actions", "HistoryLine", "history", "record"]
 
-@dataclass(frozen=True)
-class HistoryLine:
-    t: float
-    who: str
-    action: str
-    run_id: str
-    target: str
-    detail: str
-    allowed: bool
-
-
 def record(store: RunStore, who: str, action: str, run_id: str = "", target: str = "", detail: str = "",
            allowed: bool = True) -> None:
     """One line of the history (who did or tried what)."""
-    with store._connect() as db:
-        db.execute("INSERT INTO history (t, who, action, run_id, target, detail, allowed) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                   (time.time(), who or "someone", action, run_id, target, detail, int(allowed)))
+    store.record_action(HistoryLine(time.time(), who or "someone", action, run_id, target, detail, allowed))
 
 
 def history(store: RunStore, limit: int = 500) -> list[HistoryLine]:
     """The newest actions first."""
-    with store._connect() as db:
-        rows = db.execute("SELECT t, who, action, run_id, target, detail, allowed FROM history ORDER BY id DESC "
-                          "LIMIT ?", (limit,)).fetchall()
-    return [HistoryLine(**{**dict(r), "allowed": bool(r["allowed"])}) for r in rows]
+    return store.history(limit)
 
 
 class Actions:

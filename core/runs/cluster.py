@@ -95,7 +95,7 @@ def msrun_command(run_id: str, store: RunStore, workers: int, spec: ClusterSpec,
            f"--cluster_time_out={spec.cluster_timeout_s}", f"--log_dir={rank_log_dir(store, run_id)}"]
     if local < workers:
         cmd.append(f"--node_rank={spec.node_rank}")
-    return cmd + [str(RANK_SCRIPT), run_id, "--store", str(store.root)]
+    return cmd + [str(RANK_SCRIPT), run_id, *store.command_args()]
 
 
 def log_tail(log: Path, lines: int = 40, max_bytes: int = 64_000) -> str:

@@ -1,7 +1,8 @@
 """The dispatcher: starts queued runs when slots free, whether or not a browser is open.
 
 Every app server runs one (in a thread, from its start) and so does every command line waiting for its run;
-a lease in the store (a row with an owner and an expiry, renewed every tick) lets one of them act at a time,
+a lease in the store (a row with an owner and an expiry, renewed every tick) lets one of them act at a time
+for the whole store (every app server and host on one database),
 and another takes over within LEASE_S when its owner dies (even by SIGKILL). Starting a run is a transaction
 (RunQueue.claim_next), so even two acting at once could not start one run twice."""
 from __future__ import annotations
@@ -40,18 +41,10 @@ class Dispatcher:
 
     def holds_lease(self) -> bool:
         """Take or renew the lease; whether this dispatcher may act now."""
-        now = time.time()
-        with self.store._tx() as db:
-            row = db.execute("SELECT owner, expires FROM dispatcher WHERE id = 1").fetchone()
-            if row is not None and row["owner"] != self.owner and row["expires"] > now:
-                return False
-            db.execute("INSERT OR REPLACE INTO dispatcher (id, owner, expires) VALUES (1, ?, ?)",
-                       (self.owner, now + LEASE_S))
-        return True
+        return self.store.take_lease(self.owner, LEASE_S)
 
     def release(self) -> None:
-        with self.store._connect() as db:
-            db.execute("DELETE FROM dispatcher WHERE id = 1 AND owner = ?", (self.owner,))
+        self.store.release_lease(self.owner)
 
     def tick(self) -> list[Run]:
         """One round: if this dispatcher holds the lease, start every queued run that fits. The runs started."""

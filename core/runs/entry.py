@@ -8,6 +8,7 @@ import sys
 
 from core.runs.rows import Run
 from core.runs.store import RunStore
+from core.runs.store.arguments import add_store_arguments, open_store
 from core.runtime import prepare_process
 
 __all__ = ["open_run", "raise_interrupt"]
@@ -23,13 +24,12 @@ def open_run(description: str, argv: list[str] | None, store_required: bool = Fa
     or None after saying why (no such run)."""
     ap = argparse.ArgumentParser(description=description)
     ap.add_argument("run_id")
-    ap.add_argument("--store", default=None, required=store_required,
-                    help="run store folder (default: $STUDIO_DATA_DIR or ./runs)")
+    add_store_arguments(ap, required=store_required)
     args = ap.parse_args(argv)
-    store = RunStore(args.store)
+    store = open_store(args)
     run = store.get(args.run_id)
     if run is None:
-        print(f"no run {args.run_id} in {store.db_path}", file=sys.stderr)
+        print(f"no run {args.run_id} in {store.where}", file=sys.stderr)
         return None
     prepare_process(run.config.network)
     signal.signal(signal.SIGTERM, raise_interrupt)

@@ -37,7 +37,7 @@ def execute(store: RunStore, run_id: str, callbacks: Iterable[Callback] = (),
     here (cluster: where its ranks meet)."""
     run = store.get(run_id)
     if run is None:
-        raise ValueError(f"no run {run_id} in {store.db_path}")
+        raise ValueError(f"no run {run_id} in {store.where}")
     if run.config.workers > 1:
         return run_distributed(store, run_id, cluster, callbacks)
     store.update(run_id, status="running", started=run.started or time.time(), heartbeat=time.time(),

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import io
 import tempfile
-import time
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,24 +43,16 @@ class HandwritingSet:
             raise ValueError(f"a drawing is a 28×28 uint8 image, not {image.dtype} {image.shape}")
         if not 0 <= int(label) <= 9:
             raise ExplainedValueError("drawing_label", label=label)
-        with self.store._tx() as db:
-            if db.execute("SELECT COUNT(*) FROM drawings WHERE owner = ?", (self.owner,)).fetchone()[0] >= MAX_DRAWINGS:
-                raise ExplainedValueError("too_many_drawings", most=MAX_DRAWINGS)
-            cur = db.execute("INSERT INTO drawings (image, label, read_as, run_id, created, owner) VALUES "
-                             "(?, ?, ?, ?, ?, ?)", (image.tobytes(), int(label), read_as, run_id, time.time(), self.owner))
-            return int(cur.lastrowid)
+        return self.store.add_drawing(self.owner, image.tobytes(), int(label), read_as, run_id, MAX_DRAWINGS)
 
     def list(self, ids: list[int] | None = None) -> list[Drawing]:
         """Oldest first; only those ids when given (ids deleted since are left out)."""
-        with self.store._connect() as db:
-            rows = db.execute("SELECT * FROM drawings WHERE owner = ? ORDER BY id", (self.owner,)).fetchall()
         wanted = None if ids is None else set(ids)
-        return [Drawing(r["id"], np.frombuffer(r["image"], np.uint8).reshape(28, 28).copy(), r["label"], r["read_as"],
-                        r["run_id"], r["created"]) for r in rows if wanted is None or r["id"] in wanted]
+        return [Drawing(r.id, np.frombuffer(r.image, np.uint8).reshape(28, 28).copy(), r.label, r.read_as, r.run_id,
+                        r.created) for r in self.store.drawings(self.owner) if wanted is None or r.id in wanted]
 
     def delete(self, drawing_id: int) -> None:
-        with self.store._connect() as db:
-            db.execute("DELETE FROM drawings WHERE id = ? AND owner = ?", (drawing_id, self.owner))
+        self.store.delete_drawing(self.owner, drawing_id)
 
     def arrays(self, drawings: list[Drawing] | None = None) -> tuple[np.ndarray, np.ndarray]:
         drawings = self.list() if drawings is None else drawings

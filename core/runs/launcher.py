@@ -32,32 +32,32 @@ _lock = threading.Lock()
 def dispatcher_for(store: RunStore) -> Dispatcher:
     """This process's dispatcher for the store (one per store, so that its lease has one owner here)."""
     with _lock:
-        if str(store.root) not in _dispatchers:
+        if store.key not in _dispatchers:
             address = scheduler_setting()
             executor = DaskExecutor(address) if address else None
-            _dispatchers[str(store.root)] = Dispatcher(store, spawn, executor=executor)
-        return _dispatchers[str(store.root)]
+            _dispatchers[store.key] = Dispatcher(store, spawn, executor=executor)
+        return _dispatchers[store.key]
 
 
 def serve(store: RunStore) -> None:
     """Keep dispatching for the store in a thread of this process (idempotent): the app server does this
     from its start, so queued runs start whether or not a browser is open."""
     with _lock:
-        if str(store.root) in _serving:
+        if store.key in _serving:
             return
     dispatcher = dispatcher_for(store)
     with _lock:
-        if warm_wanted() and str(store.root) not in _pools:
-            _pools[str(store.root)] = WarmPool(store)
-            _pools[str(store.root)].fill()
-        if str(store.root) not in _serving:
-            _serving[str(store.root)] = dispatcher.start_thread()[1]
+        if warm_wanted() and store.key not in _pools:
+            _pools[store.key] = WarmPool(store)
+            _pools[store.key].fill()
+        if store.key not in _serving:
+            _serving[store.key] = dispatcher.start_thread()[1]
 
 
 def shutdown(store: RunStore) -> None:
     """Stop this process's dispatching for the store and let its warm workers go (tests; a server's end)."""
     with _lock:
-        stop_event, pool = _serving.pop(str(store.root), None), _pools.pop(str(store.root), None)
+        stop_event, pool = _serving.pop(store.key, None), _pools.pop(store.key, None)
     if stop_event is not None:
         stop_event.set()
     if pool is not None:
@@ -84,7 +84,7 @@ def resume(store: RunStore, run_id: str) -> str:
 def spawn(store: RunStore, run_id: str) -> None:
     """Start the worker process of a run the queue handed out: a warm one waiting for its network when this
     process keeps a pool (core/runs/warm_pool.py), else a fresh one."""
-    run, pool = store.get(run_id), _pools.get(str(store.root))
+    run, pool = store.get(run_id), _pools.get(store.key)
     proc = pool.take(run.config.network, run_id) if pool is not None and run is not None and run.config.workers <= 1 \
         else None
     if proc is None:
@@ -100,7 +100,7 @@ def _start_worker(store: RunStore, run_id: str) -> subprocess.Popen:
     log = open(store.log_path(run_id), "ab")
     env = child_environment(PYTHONPATH=str(PROJECT_ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     try:
-        proc = subprocess.Popen([sys.executable, "-m", "core.worker", run_id, "--store", str(store.root)],
+        proc = subprocess.Popen([sys.executable, "-m", "core.worker", run_id, *store.command_args()],
                                 cwd=PROJECT_ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
                                 stdin=subprocess.DEVNULL, start_new_session=True)
     except OSError as e:

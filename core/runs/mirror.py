@@ -40,10 +40,7 @@ class Cursor:
     def at_end(cls, store: RunStore, run_id: str) -> "Cursor":
         """A cursor past everything already there (the rows a remote run was seeded with)."""
         cursor = cls()
-        with store._connect() as db:
-            for table in TABLES:
-                cursor.rowids[table] = db.execute(f"SELECT COALESCE(MAX(rowid), 0) FROM {table} WHERE run_id = ?",
-                                                  (run_id,)).fetchone()[0]
+        cursor.rowids = store.last_rowids(run_id, TABLES)
         cursor.files = {p.name: _stamp(p) for p in _checkpoint_files(store, run_id)}
         return cursor
 
@@ -60,32 +57,19 @@ def _checkpoint_files(store: RunStore, run_id: str) -> list[Path]:
     return sorted(p for p in folder.iterdir() if p.is_file() and not p.name.startswith("."))
 
 
-def _columns(db, table: str) -> list[str]:
-    return [r["name"] for r in db.execute(f"PRAGMA table_info({table})") if not (table == "logs" and r["name"] == "id")]
-
-
-def _rows_after(db, table: str, run_id: str, after: int) -> tuple[list[str], list[list], int]:
-    columns = _columns(db, table)
-    rows = db.execute(f"SELECT rowid AS _rowid, {', '.join(columns)} FROM {table} WHERE run_id = ? AND rowid > ? "
-                      "ORDER BY rowid", (run_id, after)).fetchall()
-    last = rows[-1]["_rowid"] if rows else after
-    return columns, [[r[c] for c in columns] for r in rows], last
-
-
 def delta(store: RunStore, run_id: str, cursor: Cursor) -> dict:
     """What the run gained in store since cursor (which moves on)."""
     out: dict = {"run": {}, "rows": {}, "files": {}, "log": b""}
-    with store._connect() as db:
-        row = db.execute(f"SELECT {', '.join(RUN_FIELDS)} FROM runs WHERE id = ?", (run_id,)).fetchone()
-        if row is not None:
-            changed = {k: row[k] for k in RUN_FIELDS if cursor.run.get(k, object()) != row[k]}
-            cursor.run.update(changed)
-            out["run"] = {k: _paths(v, store, run_id, HERE) for k, v in changed.items()}
-        for table in TABLES:
-            columns, rows, cursor.rowids[table] = _rows_after(db, table, run_id, cursor.rowids.get(table, 0))
-            if rows:
-                out["rows"][table] = {"columns": columns,
-                                      "values": [[_paths(v, store, run_id, HERE) for v in r] for r in rows]}
+    row = store.run_row(run_id, RUN_FIELDS)
+    if row is not None:
+        changed = {k: row[k] for k in RUN_FIELDS if cursor.run.get(k, object()) != row[k]}
+        cursor.run.update(changed)
+        out["run"] = {k: _paths(v, store, run_id, HERE) for k, v in changed.items()}
+    for table in TABLES:
+        block, cursor.rowids[table] = store.rows_since(run_id, table, cursor.rowids.get(table, 0))
+        if block["values"]:
+            out["rows"][table] = {"columns": block["columns"],
+                                  "values": [[_paths(v, store, run_id, HERE) for v in r] for r in block["values"]]}
     for path in _checkpoint_files(store, run_id):
         stamp = _stamp(path)
         if cursor.files.get(path.name) != stamp:
@@ -122,18 +106,11 @@ def apply(store: RunStore, run_id: str, d: dict, now: float) -> None:
         fields["checkpoint"] = str(store.checkpoint_path(run_id))
     if fields.get("status") in FINISHED:
         fields["finished"] = now
-    with store._tx() as db:
-        for table, block in d["rows"].items():
-            if table not in TABLES:
-                continue
-            columns = [c for c in block["columns"] if c in _columns(db, table)]
-            keep = [block["columns"].index(c) for c in columns]
-            db.executemany(f"INSERT OR REPLACE INTO {table} ({', '.join(columns)}) VALUES "
-                           f"({', '.join('?' * len(columns))})",
-                           [[run_id if c == "run_id" else _paths(v[i], store, run_id, "") for c, i in zip(columns, keep)]
-                            for v in block["values"]])
-        fields = {k: v for k, v in fields.items() if k in (*RUN_FIELDS, "heartbeat", "checkpoint", "finished")}
-        db.execute(f"UPDATE runs SET {', '.join(f'{k} = ?' for k in fields)} WHERE id = ?", (*fields.values(), run_id))
+    blocks = {table: {"columns": block["columns"],
+                      "values": [[_paths(v, store, run_id, "") for v in values] for values in block["values"]]}
+              for table, block in d["rows"].items() if table in TABLES}
+    store.put_records(run_id, blocks, {k: v for k, v in fields.items()
+                                       if k in (*RUN_FIELDS, "heartbeat", "checkpoint", "finished")})
     if d["log"]:
         with open(store.log_path(run_id), "ab") as f:
             f.write(d["log"])
@@ -149,17 +126,11 @@ def _write_atomically(path: Path, content: bytes) -> None:
 def seed_rows(store: RunStore, run_id: str) -> dict:
     """What a remote machine needs to train (or resume) the run: its row, the metrics a resume goes on from
     and its checkpoint files."""
-    with store._connect() as db:
-        row = dict(db.execute("SELECT * FROM runs WHERE id = ?", (run_id,)).fetchone())
-        rows = {}
-        for table in SEEDED:
-            columns, values, _ = _rows_after(db, table, run_id, 0)
-            if values:
-                rows[table] = {"columns": columns, "values": values}
-    files = {p.name: p.read_bytes() for p in _checkpoint_files(store, run_id)}
     keep = ("id", "name", "source", "config", "created", "request", "step_delay", "step", "epoch", "total_steps",
             "best_val_acc", "best_val_loss", "best_epoch", "checkpoint_epoch")
-    return {"run": {k: row[k] for k in keep}, "rows": rows, "files": files}
+    rows = {table: block for table in SEEDED if (block := store.run_records(run_id, table))["values"]}
+    files = {p.name: p.read_bytes() for p in _checkpoint_files(store, run_id)}
+    return {"run": store.run_row(run_id, keep), "rows": rows, "files": files}
 
 
 def plant_seed(store: RunStore, seed: dict, config_json: str) -> str:
@@ -167,12 +138,8 @@ def plant_seed(store: RunStore, seed: dict, config_json: str) -> str:
     trial there: pruning is decided by the app, which has the study. Returns the run's id."""
     run = dict(seed["run"], config=config_json, status="starting")
     run_id = run["id"]
-    with store._tx() as db:
-        db.execute(f"INSERT INTO runs ({', '.join(run)}) VALUES ({', '.join('?' * len(run))})", tuple(run.values()))
-        for table, block in seed["rows"].items():
-            columns = block["columns"]
-            db.executemany(f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})",
-                           block["values"])
+    store.insert_run_row(run)
+    store.put_records(run_id, seed["rows"])
     for name, content in seed["files"].items():
         _write_atomically(store.checkpoint_path(run_id).parent / Path(name).name, content)
     if seed["files"].get("model.ckpt") is not None:

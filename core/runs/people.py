@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import hashlib
 import os
-import time
 import unicodedata
 from dataclasses import dataclass
 
 from core.messages import Explained, Message
 from core.runs.rows import Run
 from core.runs.store import RunStore
+from core.runs.store.team_records import fold_name
 
 __all__ = ["ADMINS_ENV", "Person", "NotAllowed", "admins", "person", "LOCAL", "CONTROLS", "claim_name",
            "MAX_NAME"]
@@ -51,7 +51,7 @@ class Person:
         return self.email or self.name
 
     def owns(self, run: Run) -> bool:
-        return bool(run.submitter) and run.submitter.lower() in {self.ident.lower(), self.name.lower()}
+        return bool(run.submitter) and fold_name(run.submitter) in {fold_name(self.ident), fold_name(self.name)}
 
     def may(self, what: str, run: Run) -> bool:
         return what not in CONTROLS or self.admin or self.owns(run)
@@ -81,13 +81,8 @@ def claim_name(store: RunStore, name: str, token: str) -> Message | None:
         return Message("name_invalid", {"n": MAX_NAME})
     if name.lower() in admins():
         return Message("name_reserved", {"name": name})
-    digest = hashlib.sha256(token.encode()).hexdigest()
-    with store._tx() as db:
-        row = db.execute("SELECT token_sha256 FROM people WHERE name = ?", (name,)).fetchone()
-        if row is None:
-            db.execute("INSERT INTO people (name, token_sha256, created) VALUES (?, ?, ?)", (name, digest, time.time()))
-        elif row["token_sha256"] != digest:
-            return Message("name_taken", {"name": name})
+    if not store.claim_name(name, hashlib.sha256(token.encode()).hexdigest()):
+        return Message("name_taken", {"name": name})
     return None
 
 

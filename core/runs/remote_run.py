@@ -92,7 +92,7 @@ def _spawn(store: RunStore, run_id: str) -> subprocess.Popen:
     log = open(store.log_path(run_id), "ab")
     env = child_environment(PYTHONPATH=str(PROJECT_ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     try:
-        return subprocess.Popen([sys.executable, "-m", "core.worker", run_id, "--store", str(store.root)],
+        return subprocess.Popen([sys.executable, "-m", "core.worker", run_id, *store.command_args()],
                                 cwd=PROJECT_ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
                                 stdin=subprocess.DEVNULL, start_new_session=True, preexec_fn=_die_with_parent)
     finally:

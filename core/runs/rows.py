@@ -11,7 +11,8 @@ from dataclasses import dataclass
 from core.config import TrainConfig
 from core.messages import Message
 
-__all__ = ["ACTIVE", "FINISHED", "RESUMABLE", "RANK_ALIVE", "QUEUED", "Run", "RequestNotice", "StepRow", "LogLine", "RankRow"]
+__all__ = ["ACTIVE", "FINISHED", "RESUMABLE", "RANK_ALIVE", "QUEUED", "Run", "RequestNotice", "StepRow", "LogLine",
+           "RankRow", "HistoryLine", "DrawingRow", "SweepRow", "QueueState"]
 
 ACTIVE = ("starting", "running", "paused")
 QUEUED = "queued"   # waiting for a slot (core/runs/run_queue.py); not active: it holds no slot and no process
@@ -57,6 +58,7 @@ class Run:
     trial_seed: int | None = None
     executor: str | None = None      # where it trains when not on this host: "dask:<task key>" (core/runs/dask_executor.py)
     checkpoint_epoch: int | None = None  # the epoch its checkpoint holds
+    host: str | None = None          # the host its pid lives on
 
     @property
     def remote(self) -> bool:
@@ -128,3 +130,46 @@ class RankRow:
     @property
     def alive_state(self) -> bool:
         return self.state in RANK_ALIVE
+
+
+@dataclass(frozen=True)
+class HistoryLine:
+    """One action a person did or tried (core/runs/actions.py)."""
+    t: float
+    who: str
+    action: str
+    run_id: str
+    target: str
+    detail: str
+    allowed: bool
+
+
+@dataclass(frozen=True)
+class DrawingRow:
+    """One drawing of a person's handwriting as stored: a 28×28 uint8 image's bytes."""
+    id: int
+    image: bytes
+    label: int
+    read_as: int | None
+    run_id: str | None
+    created: float
+    owner: str
+
+
+@dataclass(frozen=True)
+class SweepRow:
+    """A sweep as stored: its spec is JSON (core/runs/sweep.py reads it)."""
+    id: str
+    name: str
+    spec: str
+    submitter: str
+    created: float
+    status: str  # open | done
+
+
+@dataclass(frozen=True)
+class QueueState:
+    """What the queue decides from, read in one transaction."""
+    queued: list[Run]
+    active: list[Run]
+    last_started: dict[str, float]  # submitter -> when their last run started

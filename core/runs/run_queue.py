@@ -10,19 +10,18 @@ runs in the order they were queued. So one person's 20-trial sweep does not hold
 behind all 20: it waits for at most one of them. A run that needs more slots than are free waits, and so does
 everything behind it (no overtaking: a large run is never starved by small ones).
 
-Claiming the next run is one SQLite transaction that moves it from `queued` to `starting`, so two
-dispatchers can never both start one run (core/runs/dispatcher.py also keeps only one of them acting)."""
+Claiming the next run is one locked transaction of the store (RunStore.claim) that moves it from `queued` to
+`starting`, so two dispatchers, on any hosts, can never both start one run (core/runs/dispatcher.py also keeps
+only one of them acting)."""
 from __future__ import annotations
 
 import heapq
 import os
-import sqlite3
 import time
 from dataclasses import dataclass
 
 from core.config import TrainConfig
-from core.messages import Message
-from core.runs.rows import ACTIVE, QUEUED, Run
+from core.runs.rows import QUEUED, QueueState, Run
 from core.runs.store import RunStore
 
 __all__ = ["RunQueue", "QueuedRun", "SLOTS_ENV", "slots_setting", "dispatch_order"]
@@ -89,40 +88,24 @@ class RunQueue:
 
     def cancel(self, run_id: str) -> bool:
         """Cancel a queued run (False: it is not queued any more)."""
-        with self.store._tx() as db:
-            done = db.execute("UPDATE runs SET status = 'cancelled', finished = ?, message = ?, said = ? "
-                              "WHERE id = ? AND status = ?",
-                              (time.time(), "cancelled before it started", Message("cancelled").to_json(), run_id,
-                               QUEUED)).rowcount
+        done = self.store.cancel_queued(run_id)
         if done:
             self.store.log(run_id, "cancelled while queued")
-        return bool(done)
+        return done
 
     def move_to_front(self, run_id: str) -> bool:
         """Make a queued run the next to start (False: it is not queued any more)."""
-        with self.store._tx() as db:
-            first = db.execute("SELECT MIN(queue_order) FROM runs WHERE status = ?", (QUEUED,)).fetchone()[0]
-            done = db.execute("UPDATE runs SET queue_order = ? WHERE id = ? AND status = ?",
-                              (min(first or 0.0, 0.0) - 1.0, run_id, QUEUED)).rowcount
+        done = self.store.move_to_front(run_id)
         if done:
             self.store.log(run_id, "moved to the front of the queue")
-        return bool(done)
+        return done
 
     # --- reading ---------------------------------------------------------------------------------------------
     def waiting(self) -> list[QueuedRun]:
         """The queued runs in start order, with their position and an estimate of when each starts."""
-        with self.store._connect() as db:
-            queued, active, last = self._state(db)
-        order = dispatch_order(queued, last)
-        return [QueuedRun(r, i + 1, s) for i, (r, s) in enumerate(zip(order, self._estimates(order, active)))]
-
-    def _state(self, db: sqlite3.Connection) -> tuple[list[Run], list[Run], dict[str, float]]:
-        rows = db.execute(f"SELECT * FROM runs WHERE status IN ({','.join('?' * (len(ACTIVE) + 1))})",
-                          (*ACTIVE, QUEUED)).fetchall()
-        runs = [self.store._run(r) for r in rows]
-        last = {r["submitter"]: r["t"] for r in db.execute(
-            "SELECT submitter, MAX(started) AS t FROM runs WHERE started IS NOT NULL GROUP BY submitter")}
-        return [r for r in runs if r.status == QUEUED], [r for r in runs if r.status in ACTIVE], last
+        state = self.store.queue_state()
+        order = dispatch_order(state.queued, state.last_started)
+        return [QueuedRun(r, i + 1, s) for i, (r, s) in enumerate(zip(order, self._estimates(order, state.active)))]
 
     def _estimates(self, order: list[Run], active: list[Run]) -> list[float | None]:
         """Seconds until each queued run starts: the slots' timeline with the active runs' ETAs and the queued
@@ -152,12 +135,7 @@ class RunQueue:
         return config.epochs * TRAIN_IMAGES_GUESS / speed
 
     def _recent_speed(self, network: str) -> float | None:
-        with self.store._connect() as db:
-            for row in db.execute("SELECT config, samples_per_s FROM runs WHERE samples_per_s > 0 "
-                                  "ORDER BY created DESC LIMIT 20"):
-                if TrainConfig.from_json(row["config"]).network == network:
-                    return float(row["samples_per_s"])
-        return None
+        return next((speed for net, speed in self.store.recent_speeds() if net == network), None)
 
     # --- dispatching -----------------------------------------------------------------------------------------
     def claim_next(self, remote_slots: int = 0) -> Run | None:
@@ -166,22 +144,23 @@ class RunQueue:
         remote_slots: runs a Dask cluster takes at once (core/runs/dask_executor.py). This host's slots fill
         first; a run placed on the cluster comes back with executor 'dask' (one slot there: data-parallel runs
         and runs a waiting command line trains itself stay on this host)."""
-        with self.store._tx() as db:
-            queued, active, last = self._state(db)
-            order = dispatch_order(queued, last)
-            if not order:
-                return None
-            head = order[0]
-            here = sum(max(r.slots, 1) for r in active if not r.executor)
-            there = sum(1 for r in active if r.executor)
-            if here + max(head.slots, 1) <= self.slots:
-                executor = None
-            elif head.slots <= 1 and not head.waiter_pid and there < remote_slots:
-                executor = "dask"
-            else:
-                return None
-            now = time.time()
-            db.execute("UPDATE runs SET status = 'starting', started = COALESCE(started, ?), heartbeat = ?, "
-                       "executor = ? WHERE id = ? AND status = ?", (now, now, executor, head.id, QUEUED))
-        self.store.log(head.id, "taken from the queue: starting" + (" on the Dask cluster" if executor else ""))
-        return self.store.get(head.id)
+        run_id = self.store.claim(lambda state: self._choose(state, remote_slots))
+        if run_id is None:
+            return None
+        run = self.store.get(run_id)
+        self.store.log(run_id, "taken from the queue: starting" + (" on the Dask cluster" if run.executor else ""))
+        return run
+
+    def _choose(self, state: QueueState, remote_slots: int) -> tuple[str, str | None] | None:
+        """The next run to start and where (None: this host), if it fits now."""
+        order = dispatch_order(state.queued, state.last_started)
+        if not order:
+            return None
+        head = order[0]
+        here = sum(max(r.slots, 1) for r in state.active if not r.executor)
+        there = sum(1 for r in state.active if r.executor)
+        if here + max(head.slots, 1) <= self.slots:
+            return head.id, None
+        if head.slots <= 1 and not head.waiter_pid and there < remote_slots:
+            return head.id, "dask"
+        return None

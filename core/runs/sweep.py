@@ -1,14 +1,13 @@
 """Sweeps: a named search over settings with Optuna (ask-and-tell), each setting trained as a seed group of
 queued runs; a pruner fed with each epoch's validation accuracy stops bad settings early (shown as pruned).
 
-The study lives beside the run store (`sweeps.sqlite`, Optuna's RDB storage), so a sweep survives a restart
-and carries on: whoever dispatches (the app server, or `python -m core.sweep` while it waits) advances every
+The study lives in the run store's own database (Optuna's RDB storage: SQLite or the team's PostgreSQL), so a
+sweep survives a restart and carries on on any host: whoever dispatches (the app server, or `python -m core.sweep` while it waits) advances every
 open sweep each tick — tells Optuna the settings whose runs have all ended, and asks for new ones while
 fewer than the sweep's trials were asked. Grid and random searches ask for all their settings at once; TPE
 asks for as many as there are slots, so that each new setting learns from the finished ones."""
 from __future__ import annotations
 
-import fcntl
 import json
 import math
 import time
@@ -18,7 +17,7 @@ from typing import Any
 from core.config import ConfigError, TrainConfig, parse_field
 from core.messages import ExplainedValueError, Message
 from core.runs.run_queue import RunQueue
-from core.runs.rows import ACTIVE, FINISHED, QUEUED, Run
+from core.runs.rows import ACTIVE, FINISHED, QUEUED, Run, SweepRow
 from core.runs.store import RunStore
 from core.training.events import Callback, EpochMetrics
 
@@ -124,11 +123,30 @@ class SweepSpec:
 
 
 # --- Optuna ------------------------------------------------------------------------------------------------------
+_storages: dict[str, Any] = {}  # one Optuna storage (and engine) per database in a process
+
+
 def _storage(store: RunStore):
     import optuna  # deferred: the app imports it only when a sweep exists
     optuna.logging.set_verbosity(optuna.logging.WARNING)  # its INFO lines would fill the worker's log
-    return optuna.storages.RDBStorage(f"sqlite:///{store.root / 'sweeps.sqlite'}",
-                                      engine_kwargs={"connect_args": {"timeout": 30}})
+    if store.url not in _storages:
+        kwargs = {"connect_args": {"timeout": 30}} if store.url.startswith("sqlite") else {"pool_pre_ping": True}
+        _storages[store.url] = optuna.storages.RDBStorage(store.url, engine_kwargs=kwargs)
+    return _storages[store.url]
+
+
+def _legacy_study(store: RunStore, sweep_id: str) -> bool:
+    """A sweep of a store from before the studies moved into its database (they were in sweeps.sqlite beside
+    it): copy its study in. Whether there was one."""
+    import optuna  # deferred: as in _storage
+    old = store.root / "sweeps.sqlite"
+    if not old.exists():
+        return False
+    try:
+        optuna.copy_study(from_study_name=sweep_id, from_storage=f"sqlite:///{old}", to_storage=_storage(store))
+    except KeyError:
+        return False
+    return True
 
 
 def _sampler(spec: SweepSpec):
@@ -171,9 +189,13 @@ def _settings(spec: SweepSpec, params: dict) -> dict[str, Any]:
 
 def _study(store: RunStore, sweep_id: str, spec: SweepSpec):
     import optuna  # deferred: as in _storage
-    optuna.logging.set_verbosity(optuna.logging.WARNING)
-    return optuna.load_study(study_name=sweep_id, storage=_storage(store), sampler=_sampler(spec),
-                             pruner=_pruner(spec))
+    storage = _storage(store)
+    try:
+        return optuna.load_study(study_name=sweep_id, storage=storage, sampler=_sampler(spec), pruner=_pruner(spec))
+    except KeyError:
+        if not _legacy_study(store, sweep_id):
+            raise
+    return optuna.load_study(study_name=sweep_id, storage=storage, sampler=_sampler(spec), pruner=_pruner(spec))
 
 
 # --- the sweep's life ------------------------------------------------------------------------------------------
@@ -192,17 +214,13 @@ def create(store: RunStore, spec: SweepSpec, submitter: str) -> str:
     sweep_id = "sweep-" + time.strftime("%Y%m%d-%H%M%S") + f"-{int(time.time() * 1e6) % 1_000_000:06d}"
     optuna.create_study(study_name=sweep_id, storage=_storage(store), direction="maximize",
                         sampler=_sampler(spec), pruner=_pruner(spec))
-    with store._connect() as db:
-        db.execute("INSERT INTO sweeps (id, name, spec, submitter, created) VALUES (?, ?, ?, ?, ?)",
-                   (sweep_id, spec.name or sweep_id, spec.to_json(), submitter, time.time()))
+    store.add_sweep(SweepRow(sweep_id, spec.name or sweep_id, spec.to_json(), submitter, time.time(), "open"))
     advance(store, sweep_id)
     return sweep_id
 
 
 def open_sweeps(store: RunStore) -> list[tuple[str, SweepSpec, str]]:
-    with store._connect() as db:
-        rows = db.execute("SELECT id, spec, submitter FROM sweeps WHERE status = 'open'").fetchall()
-    return [(r["id"], SweepSpec.from_json(r["spec"]), r["submitter"]) for r in rows]
+    return [(r.id, SweepSpec.from_json(r.spec), r.submitter) for r in store.sweeps(status="open")]
 
 
 def advance_all(store: RunStore) -> None:
@@ -211,22 +229,16 @@ def advance_all(store: RunStore) -> None:
 
 
 def sweep_runs(store: RunStore, sweep_id: str) -> list[Run]:
-    with store._connect() as db:
-        rows = db.execute("SELECT * FROM runs WHERE sweep = ? ORDER BY trial, trial_seed", (sweep_id,)).fetchall()
-    return [store._run(r) for r in rows]
+    return store.sweep_runs(sweep_id)
 
 
 def advance(store: RunStore, sweep_id: str, spec: SweepSpec | None = None, submitter: str | None = None) -> None:
     """Tell Optuna what ended, stop what was pruned, ask for (and queue) new settings; close the sweep when
-    every planned setting has an outcome. One advancer at a time per store (a file lock): the app server's
-    dispatcher, a page that just created the sweep and a waiting command line would otherwise each count the
-    settings asked so far and ask for more (seen in Chromium: 6 settings for a planned 4)."""
-    with open(store.root / "sweeps.lock", "a") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        try:
-            _advance(store, sweep_id, spec, submitter)
-        finally:
-            fcntl.flock(lock, fcntl.LOCK_UN)
+    every planned setting has an outcome. One advancer at a time per store, on every host (the store's
+    "sweeps" lock): the app servers' dispatchers, a page that just created the sweep and a waiting command line
+    would otherwise each count the settings asked so far and ask for more."""
+    with store.exclusive("sweeps"):
+        _advance(store, sweep_id, spec, submitter)
 
 
 def _advance(store: RunStore, sweep_id: str, spec: SweepSpec | None, submitter: str | None) -> None:
@@ -256,8 +268,7 @@ def _advance(store: RunStore, sweep_id: str, spec: SweepSpec | None, submitter: 
         _queue_group(store, sweep_id, spec, trial.number, _settings(spec, trial.params), submitter or "")
         asked, open_trials = asked + 1, open_trials + 1
     if asked >= spec.planned_trials and open_trials == 0:
-        with store._connect() as db:
-            db.execute("UPDATE sweeps SET status = 'done' WHERE id = ?", (sweep_id,))
+        store.set_sweep_status(sweep_id, "done")
 
 
 def _queue_group(store: RunStore, sweep_id: str, spec: SweepSpec, number: int, settings: dict, submitter: str):
@@ -307,17 +318,15 @@ def trial_rows(store: RunStore, sweep_id: str) -> list[dict]:
 
 
 def _spec(store: RunStore, sweep_id: str) -> SweepSpec:
-    with store._connect() as db:
-        row = db.execute("SELECT spec FROM sweeps WHERE id = ?", (sweep_id,)).fetchone()
+    row = store.sweep(sweep_id)
     if row is None:
         raise ExplainedValueError("sweep_gone", sweep=sweep_id)
-    return SweepSpec.from_json(row["spec"])
+    return SweepSpec.from_json(row.spec)
 
 
 def is_done(store: RunStore, sweep_id: str) -> bool:
-    with store._connect() as db:
-        row = db.execute("SELECT status FROM sweeps WHERE id = ?", (sweep_id,)).fetchone()
-    return row is not None and row["status"] == "done"
+    row = store.sweep(sweep_id)
+    return row is not None and row.status == "done"
 
 
 # --- in the worker: pruning ----------------------------------------------------------------------------------------
@@ -388,10 +397,8 @@ class SweepInfo:
 
 def list_sweeps(store: RunStore) -> list[SweepInfo]:
     """Every sweep of the store, newest first."""
-    with store._connect() as db:
-        rows = db.execute("SELECT * FROM sweeps ORDER BY created DESC").fetchall()
-    return [SweepInfo(r["id"], r["name"], SweepSpec.from_json(r["spec"]), r["submitter"], r["created"], r["status"])
-            for r in rows]
+    return [SweepInfo(r.id, r.name, SweepSpec.from_json(r.spec), r.submitter, r.created, r.status)
+            for r in store.sweeps()]
 
 
 def settings(store: RunStore, info: SweepInfo) -> list[Setting]:

@@ -48,7 +48,7 @@ class WarmPool:
         log = open(log_path(self.store, network), "ab")
         env = child_environment(PYTHONPATH=str(PROJECT_ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
         try:
-            return subprocess.Popen([sys.executable, "-m", "core.warm_worker", network, "--store", str(self.store.root)],
+            return subprocess.Popen([sys.executable, "-m", "core.warm_worker", network, *self.store.command_args()],
                                     cwd=PROJECT_ROOT, env=env, stdin=subprocess.PIPE, stdout=log,
                                     stderr=subprocess.STDOUT, start_new_session=True)
         finally:

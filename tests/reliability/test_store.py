@@ -8,6 +8,8 @@ from core.config import ConfigError, TrainConfig
 from core.runs.store import RunBusy, RunStore
 from core.training.events import EpochMetrics
 
+BOTH_DATABASES = True  # every test here runs on SQLite and on a real PostgreSQL (tests/conftest.py)
+
 
 def test_runs_persist_across_store_instances(store):
     run_id = store.create_run(TrainConfig(network="mlp"), name="first")

@@ -1,0 +1,23 @@
+"""The command lines' way to name a store: `--store DIR` (checkpoints, logs, and the SQLite file by default) and
+`--database-url URL` (a team's database; default $STUDIO_DATABASE_URL), the same on every command."""
+from __future__ import annotations
+
+import argparse
+
+from core.runs.store.database import DATABASE_URL_ENV
+from core.runs.store.run_store import DATA_DIR_ENV, RunStore
+
+__all__ = ["add_store_arguments", "open_store"]
+
+
+def add_store_arguments(ap: argparse.ArgumentParser, required: bool = False) -> None:
+    ap.add_argument("--store", default=None, required=required,
+                    help=f"run store folder: checkpoints, logs, and its SQLite database when no URL is given "
+                         f"(default: ${DATA_DIR_ENV} or ./runs)")
+    ap.add_argument("--database-url", default=None, metavar="URL",
+                    help=f"the run store's database, e.g. postgresql+psycopg://studio@db-host/studio "
+                         f"(default: ${DATABASE_URL_ENV}, else SQLite in the store folder)")
+
+
+def open_store(args: argparse.Namespace) -> RunStore:
+    return RunStore(args.store, args.database_url)

@@ -1,0 +1,202 @@
+"""The database behind a run store: SQLite in the store's folder (the default) or a server named by a URL.
+
+    STUDIO_DATABASE_URL=postgresql+psycopg://studio@db-host/studio    # or --database-url on every command
+
+Transactions: `read()` sees one consistent snapshot; `write()` is a transaction that holds the store's write
+lock where the decision it makes must not race (claiming a queued run, the dispatcher's lease, a name):
+SQLite's BEGIN IMMEDIATE (one writer per file), PostgreSQL's transaction-scoped advisory lock on `lock`'s name
+(writers of other names go on). `held(name)` keeps such a lock across several transactions (a sweep's advance).
+"""
+from __future__ import annotations
+
+import fcntl
+import os
+import time
+import zlib
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator
+
+from sqlalchemy import Connection, Engine, create_engine, event, text
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError, NoSuchModuleError, OperationalError
+from sqlalchemy.pool import NullPool
+
+from core.messages import Explained
+
+__all__ = ["DATABASE_URL_ENV", "Database", "DatabaseError", "database_url_setting", "sqlite_url", "shown_url",
+           "dispose"]
+
+DATABASE_URL_ENV = "STUDIO_DATABASE_URL"
+BUSY_TIMEOUT_MS = 30_000
+CONNECT_TIMEOUT_S = 10
+
+
+class DatabaseError(Explained, OSError):
+    """The database cannot be reached or used; the message says which and what to set."""
+
+
+def database_url_setting() -> str | None:
+    return os.environ.get(DATABASE_URL_ENV, "").strip() or None
+
+
+def sqlite_url(path: Path) -> str:
+    return f"sqlite:///{path}"
+
+
+def shown_url(url: str) -> str:
+    """The URL with its password hidden (for messages and pages)."""
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except ArgumentError:
+        return "<not a database URL>"
+
+
+_engines: dict[str, Engine] = {}  # one engine (and pool) per database in a process, shared by its RunStores
+
+
+def dispose(url: str) -> None:
+    """Close the pooled connections to url (a test's database, before it is dropped)."""
+    engine = _engines.pop(url, None)
+    if engine is not None:
+        engine.dispose()
+
+
+def _lock_key(name: str) -> int:
+    return zlib.crc32(f"studio:{name}".encode())  # a stable 32-bit key per name (pg_advisory_xact_lock's bigint)
+
+
+class Database:
+    """One engine per store; every query of the store goes through read(), write() or held()."""
+
+    def __init__(self, url: str, lock_dir: Path | None = None):
+        self.url = url
+        self.lock_dir = lock_dir  # SQLite: held() takes a file lock here (one host, as SQLite itself)
+        if url not in _engines:
+            _engines[url] = self._engine(url)
+        self.engine = _engines[url]
+        self.dialect = self.engine.dialect.name  # "sqlite" | "postgresql"
+        if self.dialect not in ("sqlite", "postgresql"):
+            raise DatabaseError("database_unsupported", url=shown_url(url), env=DATABASE_URL_ENV)
+
+    @property
+    def is_server(self) -> bool:
+        """A database every host reaches (not a file in one host's folder)."""
+        return self.dialect != "sqlite"
+
+    @staticmethod
+    def _engine(url: str) -> Engine:
+        try:
+            parsed = make_url(url)
+        except ArgumentError:
+            raise DatabaseError("database_url_invalid", url=shown_url(url), env=DATABASE_URL_ENV) from None
+        try:
+            if parsed.get_backend_name() == "sqlite":
+                # NullPool: a connection per use, so a forked or long-idle process never holds a stale file handle
+                engine = create_engine(parsed, poolclass=NullPool,
+                                       connect_args={"timeout": BUSY_TIMEOUT_MS / 1000, "isolation_level": None})
+                _sqlite_transactions(engine)
+                return engine
+            return create_engine(parsed, pool_pre_ping=True, pool_size=2, max_overflow=8, pool_recycle=600,
+                                 connect_args={"connect_timeout": CONNECT_TIMEOUT_S})
+        except (NoSuchModuleError, ImportError) as e:
+            raise DatabaseError("database_driver", url=shown_url(url), why=str(e)) from None
+
+    @contextmanager
+    def read(self) -> Iterator[Connection]:
+        with self._connection() as conn, conn.begin():
+            yield conn
+
+    @contextmanager
+    def write(self, lock: str | None = None) -> Iterator[Connection]:
+        with self._connection(immediate=True) as conn, conn.begin():
+            if lock is not None and self.dialect == "postgresql":
+                conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": _lock_key(lock)})
+            yield conn
+
+    @contextmanager
+    def held(self, name: str) -> Iterator[None]:
+        """Hold the named lock for a block of several transactions (one holder per store on every host)."""
+        if self.dialect == "postgresql":
+            with self._connection() as conn:
+                conn.execute(text("SELECT pg_advisory_lock(:k)"), {"k": _lock_key(name)})
+                conn.commit()
+                try:
+                    yield
+                finally:
+                    conn.execute(text("SELECT pg_advisory_unlock(:k)"), {"k": _lock_key(name)})
+                    conn.commit()
+            return
+        with open(self.lock_dir / f"{name}.lock", "a") as f:
+            fcntl.flock(f, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(f, fcntl.LOCK_UN)
+
+    @contextmanager
+    def _connection(self, immediate: bool = False) -> Iterator[Connection]:
+        try:
+            conn = self.engine.connect()
+        except OperationalError as e:
+            raise DatabaseError("database_unreachable", url=shown_url(self.url), why=_first_line(e),
+                                env=DATABASE_URL_ENV) from None
+        try:
+            if immediate:
+                conn = conn.execution_options(studio_immediate=True)
+            yield conn
+        finally:
+            conn.close()
+
+    def upsert(self, table, rows: list[dict], keys: tuple[str, ...]):
+        """An INSERT that replaces the row with the same keys. On SQLite it is INSERT OR REPLACE, which gives the
+        new row a new rowid: the relay of a remote run (core/runs/mirror.py) finds changed rows by rowid."""
+        if self.dialect == "sqlite":
+            return sqlite.insert(table).prefix_with("OR REPLACE").values(rows) if rows else None
+        stmt = postgresql.insert(table).values(rows)
+        others = {c.name: stmt.excluded[c.name] for c in table.columns if c.name not in keys}
+        return stmt.on_conflict_do_update(index_elements=list(keys), set_=others) if others else \
+            stmt.on_conflict_do_nothing(index_elements=list(keys))
+
+    def insert_ignore(self, table, row: dict, keys: tuple[str, ...]):
+        if self.dialect == "sqlite":
+            return sqlite.insert(table).prefix_with("OR IGNORE").values(row)
+        return postgresql.insert(table).values(row).on_conflict_do_nothing(index_elements=list(keys))
+
+
+def _first_line(e: Exception) -> str:
+    return str(getattr(e, "orig", e)).strip().splitlines()[0] if str(getattr(e, "orig", e)).strip() else type(e).__name__
+
+
+def _sqlite_transactions(engine: Engine) -> None:
+    """SQLite as a store needs: write-ahead logging (readers never wait for a writer), a busy timeout, and real
+    transactions that SQLAlchemy begins (pysqlite's own begin is turned off), IMMEDIATE for writes so that a
+    check and the write it allows hold the write lock together."""
+
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_conn, _record):
+        dbapi_conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+        _use_wal(dbapi_conn)
+        dbapi_conn.execute("PRAGMA foreign_keys=OFF")
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(conn):
+        conn.exec_driver_sql("BEGIN IMMEDIATE" if conn.get_execution_options().get("studio_immediate") else "BEGIN")
+
+
+def _use_wal(dbapi_conn, patience_s: float = 30.0) -> None:
+    """SQLite answers "database is locked" at once, without waiting on busy_timeout, when another process holds
+    a new file while this one switches it to WAL, so wait here."""
+    import sqlite3
+    deadline = time.monotonic() + patience_s
+    while True:
+        try:
+            mode = dbapi_conn.execute("PRAGMA journal_mode").fetchone()[0]
+            if mode != "wal":
+                dbapi_conn.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as e:
+            if "locked" not in str(e) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)

@@ -1,0 +1,51 @@
+"""Bringing a store's schema to this code's: Alembic migrations (core/runs/store/migrations), run when a store
+is opened. A store of the SQLite-only code (no version table) is adopted by the first migration, its rows kept.
+
+Several processes opening one new store at once: the migration runs in a transaction holding the store's
+"migrate" lock, and whoever comes second finds the schema at head and does nothing."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from alembic import command
+from alembic.config import Config
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
+
+from core.runs.store.database import Database
+
+__all__ = ["VERSION_TABLE", "upgrade", "current_revision", "head_revision"]
+
+VERSION_TABLE = "studio_schema_version"  # not alembic_version: Optuna keeps its own in the same database
+MIGRATIONS = Path(__file__).parent / "migrations"
+_migrated: set[str] = set()  # URLs this process has seen at head
+
+
+def _config() -> Config:
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS))
+    config.attributes["version_table"] = VERSION_TABLE
+    return config
+
+
+def head_revision() -> str:
+    return ScriptDirectory.from_config(_config()).get_current_head()
+
+
+def current_revision(db: Database) -> str | None:
+    with db.read() as conn:
+        return MigrationContext.configure(conn, opts={"version_table": VERSION_TABLE}).get_current_revision()
+
+
+def upgrade(db: Database) -> None:
+    """Migrate the store's database to head (once per process and URL)."""
+    if db.url in _migrated:
+        return
+    head = head_revision()
+    if current_revision(db) != head:
+        with db.write(lock="migrate") as conn:
+            if MigrationContext.configure(conn, opts={"version_table": VERSION_TABLE}).get_current_revision() != head:
+                config = _config()
+                config.attributes["connection"] = conn
+                command.upgrade(config, "head")
+    _migrated.add(db.url)

@@ -1,0 +1,308 @@
+"""The run store: the single source of truth for runs — a database (SQLite in the store's folder by default, or
+the team's PostgreSQL through STUDIO_DATABASE_URL / --database-url) plus a folder for checkpoints and logs.
+
+Workers write status, metrics, logs and checkpoints; pages read it and write requests (pause/resume/stop).
+Every query of the studio is a method here or in the mixins beside it (metrics, queue, team records): no other
+module opens a connection. No MindSpore import here: the app reads the store without touching MindSpore.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import time
+from pathlib import Path
+
+from sqlalchemy import delete, func, insert, select, update
+
+from core import PROJECT_ROOT
+from core.config import TrainConfig
+from core.messages import Explained, ExplainedValueError, Message
+from core.runs.ids import check_run_id, new_run_id
+from core.runs.processes import pid_alive
+from core.runs.rows import ACTIVE, FINISHED, RESUMABLE, RequestNotice, Run
+from core.runs.store import migrate
+from core.runs.store.convert import to_run
+from core.runs.store.database import DATABASE_URL_ENV, Database, database_url_setting, shown_url, sqlite_url
+from core.runs.store.metrics import MetricRecords
+from core.runs.store.queue_records import QueueRecords
+from core.runs.store.run_records import RunRecords
+from core.runs.store.schema import RUN_TABLES, runs, steps
+from core.runs.store.team_records import TeamRecords
+from core.training.control import MAX_STEP_DELAY_S
+
+__all__ = ["DATA_DIR_ENV", "RunBusy", "StoreError", "RunStore", "default_data_dir"]
+
+DATA_DIR_ENV = "STUDIO_DATA_DIR"
+MAX_ACTIVE_RUNS = 1  # for runs that bypass the queue (several hosts): one at a time; others queue (core/runs/run_queue.py)
+HEARTBEAT_STALE_S = 60.0
+HOST = socket.gethostname()
+MAX_STEP_REQUEST = 10_000
+
+
+class StoreError(Explained, OSError):
+    """The run store's folder cannot be used; the message says what to set."""
+
+
+class RunBusy(Explained, RuntimeError):
+    """Another run is training; the message names it."""
+
+
+def default_data_dir() -> Path:
+    return Path(os.environ.get(DATA_DIR_ENV) or PROJECT_ROOT / "runs").expanduser().resolve()
+
+
+class RunStore(MetricRecords, QueueRecords, TeamRecords, RunRecords):
+    """root: the store's folder (checkpoints, logs; the SQLite file when no database URL is given).
+    database_url: the database (default: $STUDIO_DATABASE_URL, else root/runs.sqlite)."""
+
+    def __init__(self, root: str | os.PathLike | None = None, database_url: str | None = None):
+        self.root = Path(root).expanduser().resolve() if root else default_data_dir()
+        self.checkpoints = self.root / "checkpoints"
+        self.logs_dir = self.root / "logs"
+        try:
+            self.checkpoints.mkdir(parents=True, exist_ok=True)
+            self.logs_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise StoreError("store_unusable", root=self.root, why=str(e.strerror or e), env=DATA_DIR_ENV) from None
+        self.db_path = self.root / "runs.sqlite"
+        self.url = database_url or database_url_setting() or sqlite_url(self.db_path)
+        self.db = Database(self.url, lock_dir=self.root)
+        if self.db.is_server:
+            self.db_path = None
+        migrate.upgrade(self.db)
+
+    @property
+    def key(self) -> str:
+        """What names this store among others in one process (its database)."""
+        return self.url
+
+    @property
+    def where(self) -> str:
+        """Where the runs are, for people: the SQLite file, or the database URL without its password."""
+        return str(self.db_path) if self.db_path else shown_url(self.url)
+
+    def command_args(self) -> list[str]:
+        """The arguments a child process (core.worker, core.warm_worker, a rank) opens this same store with."""
+        args = ["--store", str(self.root)]
+        return args + ["--database-url", self.url] if self.db.is_server or self.url != sqlite_url(self.db_path) else args
+
+    def exclusive(self, name: str):
+        """A context in which this process alone, of all that open this store on any host, holds `name`."""
+        return self.db.held(name)
+
+    # --- runs -------------------------------------------------------------------------------------------
+    def create_run(self, config: TrainConfig, name: str | None = None, source: str = "dashboard",
+                   status: str = "starting", exclusive: bool = True, **extra) -> str:
+        """Insert a run (extra: more of its columns, written in the same insert). With exclusive, refuse
+        (RunBusy) while another run is active: the check and the insert are one transaction, so two
+        simultaneous Starts cannot both win."""
+        config.validate()
+        run_id = new_run_id()
+        self.reconcile()
+        with self.db.write(lock="runs") as conn:
+            if exclusive:
+                busy = conn.execute(select(runs.c.name).where(runs.c.status.in_(ACTIVE))).scalars().all()
+                if len(busy) >= MAX_ACTIVE_RUNS:
+                    raise RunBusy("run_busy_start", name=busy[0])
+            conn.execute(insert(runs).values(id=run_id, name=name or f"{config.network}-{run_id[9:15]}", source=source,
+                                             config=config.to_json(), status=status, created=time.time(),
+                                             total_steps=0, **extra))
+        return run_id
+
+    def get(self, run_id: str) -> Run | None:
+        with self.db.read() as conn:
+            row = conn.execute(select(runs).where(runs.c.id == run_id)).mappings().first()
+        return to_run(row) if row else None
+
+    def list_runs(self) -> list[Run]:
+        with self.db.read() as conn:
+            rows = conn.execute(select(runs).order_by(runs.c.created.desc())).mappings().all()
+        return [to_run(r) for r in rows]
+
+    def active_run(self) -> Run | None:
+        self.reconcile()
+        with self.db.read() as conn:
+            row = conn.execute(select(runs).where(runs.c.status.in_(ACTIVE)).order_by(runs.c.created.desc())
+                               .limit(1)).mappings().first()
+        return to_run(row) if row else None
+
+    def update(self, run_id: str, **fields) -> None:
+        if not fields:
+            return
+        if fields.get("pid") is not None:
+            fields.setdefault("host", HOST)  # a pid means something only on its own host (reconcile)
+        with self.db.write() as conn:
+            conn.execute(update(runs).where(runs.c.id == run_id).values(**fields))
+
+    def finish(self, run_id: str, status: str, message: str | Message = "") -> None:
+        """End a run. A Message is kept with its catalogue key too, so pages can say it in their language."""
+        assert status in FINISHED, status
+        said = message.to_json() if isinstance(message, Message) else None
+        self.update(run_id, status=status, message=str(message), said=said, finished=time.time(), phase="")
+
+    def rename(self, run_id: str, name: str) -> None:
+        name = name.strip()
+        if not name or len(name) > 80:
+            raise ExplainedValueError("bad_run_name")
+        self.update(run_id, name=name)
+
+    def delete(self, run_id: str) -> None:
+        check_run_id(run_id)  # before anything is touched: a row with a path for an id (a tampered store) too
+        run = self.get(run_id)
+        if run is None:
+            return
+        if run.active:
+            raise RunBusy("delete_active", name=run.name, status=run.status)
+        with self.db.write() as conn:
+            for table in RUN_TABLES:
+                conn.execute(delete(table).where(table.c.run_id == run_id))
+            conn.execute(delete(runs).where(runs.c.id == run_id))
+        shutil.rmtree(self.checkpoint_path(run_id).parent, ignore_errors=True)
+        shutil.rmtree(self.export_dir(run_id), ignore_errors=True)
+        self.log_path(run_id).unlink(missing_ok=True)
+        data = Path(run.config.data_dir) if run.config.data_dir else None
+        if data is not None and data.parent == self.root / "finetune":  # a fine-tune's own data (core/runs/finetune.py)
+            shutil.rmtree(data, ignore_errors=True)
+        shutil.rmtree(self.logs_dir / run_id, ignore_errors=True)  # data-parallel ranks' logs
+
+    def checkpoint_path(self, run_id: str) -> Path:
+        return self.checkpoints / check_run_id(run_id) / "model.ckpt"
+
+    def best_checkpoint_path(self, run_id: str) -> Path:
+        """Early stopping: the best epoch's weights, which a resumed run restores at its end."""
+        return self.checkpoints / check_run_id(run_id) / "best.ckpt"
+
+    def export_dir(self, run_id: str) -> Path:
+        return self.root / "exports" / check_run_id(run_id)
+
+    def log_path(self, run_id: str) -> Path:
+        """The worker's own stdout/stderr (tracebacks a crash leaves before it can reach the database)."""
+        return self.logs_dir / f"{check_run_id(run_id)}.log"
+
+    def resumable(self, run: Run) -> Message | None:
+        """Why this run cannot be resumed, or None when it can."""
+        if run.status not in RESUMABLE:
+            return Message("not_resumable_diverged" if run.status == "diverged" else "not_resumable",
+                           {"status": run.status})
+        if not self.checkpoint_path(run.id).exists():
+            return Message("no_checkpoint_to_resume")
+        return None
+
+    def prepare_resume(self, run_id: str, waiter_pid: int | None = None) -> Run:
+        """Queue a stopped, failed or interrupted run with a checkpoint again (ValueError when it cannot be
+        resumed). The worker the queue starts for it continues from its checkpoint."""
+        check_run_id(run_id)
+        self.reconcile()
+        with self.db.write(lock="runs") as conn:
+            row = conn.execute(select(runs).where(runs.c.id == run_id)).mappings().first()
+            if row is None:
+                raise ExplainedValueError("run_gone")
+            run = to_run(row)
+            why = self.resumable(run)
+            if why:
+                raise ExplainedValueError(f"resume_refused_{why.key}", name=run.name, **why.values)
+            now = time.time()
+            conn.execute(update(runs).where(runs.c.id == run_id).values(
+                status="queued", request="run", message="", said=None, finished=None, pid=None, heartbeat=now,
+                phase="resuming", queue_order=now, waiter_pid=waiter_pid))
+        self.log(run_id, f"resume requested (was {run.status})")
+        return self.get(run_id)
+
+    def truncate_after(self, run_id: str, epoch: int) -> int:
+        """Forget metrics recorded after epoch (an unfinished epoch before a resume); returns the number of
+        step rows dropped."""
+        from core.runs.store.schema import epochs, layer_stats, lr_changes, validations
+        with self.db.write() as conn:
+            dropped = conn.execute(delete(steps).where(steps.c.run_id == run_id, steps.c.epoch > epoch)).rowcount
+            for table in (epochs, layer_stats, validations):
+                conn.execute(delete(table).where(table.c.run_id == run_id, table.c.epoch > epoch))
+            last = conn.execute(select(func.max(steps.c.step)).where(steps.c.run_id == run_id)).scalar() or 0
+            conn.execute(delete(lr_changes).where(lr_changes.c.run_id == run_id, lr_changes.c.step > last))
+            conn.execute(update(runs).where(runs.c.id == run_id).values(epoch=epoch, step=last))
+        return dropped
+
+    # --- requests from pages -----------------------------------------------------------------------------
+    def request(self, run_id: str, what: str) -> RequestNotice:
+        """Ask a run to pause, resume or stop. Returns what happened."""
+        assert what in ("pause", "resume", "stop")
+        run = self.get(run_id)
+        if run is None:
+            return RequestNotice("gone", what)
+        if not run.active:
+            return RequestNotice("finished", what, run.name, run.status)
+        if what == "stop" and run.request == "stop":
+            return RequestNotice("already_stopping", what, run.name, run.status)
+        self.update(run_id, request={"pause": "pause", "resume": "run", "stop": "stop"}[what])
+        return RequestNotice("requested", what, run.name, run.status)
+
+    def request_steps(self, run_id: str, n: int) -> RequestNotice:
+        """Ask a run to take n more steps and then pause (the Step button of a lesson)."""
+        return self._pacing(run_id, "step", lambda run: {"request": "run", "step_request": n},
+                            valid=isinstance(n, int) and 1 <= n <= MAX_STEP_REQUEST)
+
+    def request_learning_rate(self, run_id: str, learning_rate: float) -> RequestNotice:
+        """Ask a run to train on with another learning rate from its next step (recorded in lr_changes)."""
+        return self._pacing(run_id, "learning_rate", lambda run: {"lr_request": float(learning_rate)},
+                            valid=isinstance(learning_rate, (int, float)) and 0 < learning_rate <= 10)
+
+    def set_step_delay(self, run_id: str, seconds: float) -> RequestNotice:
+        """Slow motion: wait this long before every step (0: full speed; at most MAX_STEP_DELAY_S)."""
+        return self._pacing(run_id, "delay", lambda run: {"step_delay": float(seconds)},
+                            valid=isinstance(seconds, (int, float)) and 0 <= seconds <= MAX_STEP_DELAY_S,
+                            parallel_ok=True)
+
+    def _pacing(self, run_id: str, what: str, fields, valid: bool, parallel_ok: bool = False) -> RequestNotice:
+        run = self.get(run_id)
+        if run is None:
+            return RequestNotice("gone", what)
+        if not run.active:
+            return RequestNotice("finished", what, run.name, run.status)
+        if not valid:
+            return RequestNotice("bad_value", what, run.name, run.status)
+        if run.config.workers > 1 and not parallel_ok:
+            return RequestNotice("not_parallel", what, run.name, run.status)
+        self.update(run_id, **fields(run))
+        return RequestNotice("requested", what, run.name, run.status)
+
+    def take_learning_rate_request(self, run_id: str, learning_rate: float) -> None:
+        """The worker took the request (a newer one written meanwhile stays)."""
+        with self.db.write() as conn:
+            conn.execute(update(runs).where(runs.c.id == run_id, runs.c.lr_request == learning_rate)
+                         .values(lr_request=None))
+
+    def take_step_request(self, run_id: str, n: int) -> None:
+        """The step request was passed on (a newer one written meanwhile stays)."""
+        with self.db.write() as conn:
+            conn.execute(update(runs).where(runs.c.id == run_id, runs.c.step_request == n).values(step_request=None))
+
+    def replay_config(self, run_id: str) -> TrainConfig | None:
+        """The run's config with the learning-rate changes it made while it trained: what a re-run (or the run
+        itself, resumed) replays at the same steps."""
+        run = self.get(run_id)
+        if run is None:
+            return None
+        recorded = {e.step: e.learning_rate for e in self.lr_changes(run_id)}
+        if not recorded:
+            return run.config
+        return run.config.with_(lr_changes=tuple(sorted({**dict(run.config.lr_changes), **recorded}.items())))
+
+    # --- truth after crashes -----------------------------------------------------------------------------
+    def reconcile(self) -> list[str]:
+        """Mark active runs whose worker is gone (or silent for long) as interrupted. Returns their ids.
+        A pid is only asked about on its own host: a run trained elsewhere is judged by its heartbeat."""
+        now, dead = time.time(), []
+        with self.db.read() as conn:
+            rows = conn.execute(select(runs.c.id, runs.c.pid, runs.c.host, runs.c.heartbeat, runs.c.created,
+                                       runs.c.executor).where(runs.c.status.in_(ACTIVE))).all()
+        for run_id, pid, host, heartbeat, created, executor in rows:
+            last = heartbeat or created
+            gone = now - last > HEARTBEAT_STALE_S  # a worker that never reported in, or one that hangs
+            if pid is not None and not executor and host in (None, HOST):
+                gone = gone or not pid_alive(pid)
+            if gone:
+                self.finish(run_id, "interrupted", Message("worker_gone"))
+                self.log(run_id, "marked interrupted: its worker process is gone")
+                dead.append(run_id)
+        return dead
+
