@@ -11,6 +11,7 @@ from core.runs.store import RunBusy
 from ui.export_view import export_panel
 from ui.queue_view import queue_panel
 from ui.format import fmt_duration, readable, run_label
+from ui.runs import with_local_checkpoint
 from ui.people import actions, attempt, history_panel, owner_label
 from ui.text import literal
 from ui.i18n import label, say, status_word, t
@@ -53,7 +54,7 @@ st.dataframe(table, hide_index=True, width="stretch",
                             "best val acc": st.column_config.NumberColumn(t("runs.col_best_val_acc"),
                                                                           format="percent")})
 
-run = st.selectbox(t("train.run"), runs, format_func=run_label, key="runs_selected")
+run = with_local_checkpoint(store, st.selectbox(t("train.run"), runs, format_func=run_label, key="runs_selected"))
 st.dataframe(pd.DataFrame([{t("runs.setting"): t(f"configure.f_{k}"), t("runs.value"): readable(v)}
                            for k, v in run.config.to_dict().items()]), hide_index=True, width="stretch")
 st.caption(t("runs.run_id", run_id=run.id) + " · " + t("runs.owned_by", owner=literal(owner_label(run))))

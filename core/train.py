@@ -229,8 +229,8 @@ def _execute(store: RunStore, run_id: str, out: str | None, cluster: ClusterSpec
         progress.close()
     run = store.get(run_id)
     print(f"{status}: {run.message}")
-    if out and run.checkpoint:
-        shutil.copyfile(run.checkpoint, out)
+    if out and store.checkpoint_file(run):
+        shutil.copyfile(store.checkpoint_file(run), out)
         print(f"checkpoint copied to {out}")
     return 0 if status in ("completed", "early_stopped") else 1
 

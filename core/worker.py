@@ -1,4 +1,4 @@
-"""The worker process of one run: python -m core.worker <run-id> [--store DIR]
+"""The worker process of one run: python -m core.worker <run-id> [--store DIR] [--database-url URL] [--data-dir DIR]
 
 Started by the dashboard with subprocess (not multiprocessing, which would re-import the Streamlit page).
 It picks its MindSpore environment for the run's network before importing mindspore.
@@ -14,10 +14,10 @@ def main(argv: list[str] | None = None) -> int:
     opened = open_run("Train one run of the run store.", argv)
     if opened is None:
         return 2
-    store, run = opened
+    store, run, data_dir = opened
     from core.runs.execute import execute  # deferred: imports mindspore, after open_run's prepare_process
     try:
-        status = execute(store, run.id)
+        status = execute(store, run.id, data_dir=data_dir)
     except Exception as e:
         print(f"run {run.id} failed: {e}", file=sys.stderr)
         return 1

@@ -179,3 +179,39 @@ def test_no_module_next_to_a_script_shadows_the_standard_library():
     shadows = sorted(str(p.relative_to(PROJECT_ROOT)) for folder in folders for p in folder.glob("*.py")
                      if p.stem in sys.stdlib_module_names)
     assert shadows == []
+
+
+DATABASE_LIBRARIES = ("sqlite3", "sqlalchemy", "alembic", "psycopg")
+STORE_INSIDES = ("db", "engine", "_tx", "_connect", "_run")
+
+
+def test_only_the_store_package_talks_to_the_database():
+    """No module outside core/runs/store imports a database library or reaches into a store's connection: the
+    store's public, typed methods are the only way in (so SQLite and PostgreSQL stay interchangeable)."""
+    files = dict(FILES)
+    files.update({f"bench.{p.stem}": p for p in (PROJECT_ROOT / "bench").glob("*.py")})
+    found = []
+    for name, path in files.items():
+        if name == "core.runs.store" or name.startswith("core.runs.store."):
+            continue
+        tree = TREES.get(name) or ast.parse(path.read_text(), str(path))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                modules = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                modules = [node.module]
+            else:
+                modules = []
+            found += [f"{name}:{node.lineno} imports {m}" for m in modules
+                      if m.split(".")[0] in DATABASE_LIBRARIES]
+            if isinstance(node, ast.Attribute) and node.attr in STORE_INSIDES:
+                owner = node.value.attr if isinstance(node.value, ast.Attribute) else getattr(node.value, "id", "")
+                if owner.endswith("store"):
+                    found.append(f"{name}:{node.lineno} uses {owner}.{node.attr}")
+    assert found == []
+
+
+def test_the_database_check_finds_a_reach_into_the_store():
+    tree = ast.parse("import sqlalchemy\nwith self.store.db.write() as c: pass\n")
+    attrs = [n for n in ast.walk(tree) if isinstance(n, ast.Attribute) and n.attr in STORE_INSIDES]
+    assert attrs and attrs[0].value.attr == "store"

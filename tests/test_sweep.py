@@ -35,8 +35,8 @@ def test_settings_to_vary_are_lists_or_ranges_and_bad_ones_are_explained():
                                             sweeps.parse_space("batch_size=32,64")), "grid").planned_trials == 6
 
 
-def test_a_grid_with_two_seeds_per_setting_runs_from_the_command_line_and_prints_json(tmp_path, small_mnist):
-    store_dir = tmp_path / "store"
+def test_a_grid_with_two_seeds_per_setting_runs_from_the_command_line_and_prints_json(store, small_mnist):
+    store_dir = store.root  # and its database: $STUDIO_DATABASE_URL (set by the fixture on PostgreSQL)
     p = cli("core.sweep", *TINY, "--grid", "learning_rate=0.1,0.01", "--seeds", "2", "--data-dir", str(small_mnist),
             "--store", str(store_dir), "--json", timeout=600)
     assert p.returncode == 0, p.stderr
@@ -45,7 +45,7 @@ def test_a_grid_with_two_seeds_per_setting_runs_from_the_command_line_and_prints
     assert len(trials) == 4 and {t["status"] for t in trials} == {"completed"}
     assert sorted((t["config"]["learning_rate"], t["seed"]) for t in trials) == [(0.01, 42), (0.01, 43), (0.1, 42), (0.1, 43)]
     assert all(0 < t["best_val_acc"] <= 1 for t in trials)
-    study = optuna.load_study(study_name=out["sweep"], storage=f"sqlite:///{store_dir / 'sweeps.sqlite'}")
+    study = optuna.load_study(study_name=out["sweep"], storage=store.url)  # the study is in the store's database
     values = sorted(t.value for t in study.trials)
     by_lr = {}
     for t in trials:
@@ -55,8 +55,8 @@ def test_a_grid_with_two_seeds_per_setting_runs_from_the_command_line_and_prints
     assert {r.source for r in runs} == {"sweep"} and {r.sweep for r in runs} == {out["sweep"]}
 
 
-def test_a_setting_far_below_the_others_is_pruned_after_an_epoch(tmp_path, small_mnist):
-    store_dir = tmp_path / "store"
+def test_a_setting_far_below_the_others_is_pruned_after_an_epoch(store, small_mnist):
+    store_dir = store.root
     p = cli("core.sweep", "--network", "mlp", "--hidden", "32", "--epochs", "3", "--data-dir", str(small_mnist),
             "--grid", "learning_rate=0.1,0.05,0.000001,0.000002", "--prune", "--store", str(store_dir), "--json",
             timeout=600)
@@ -64,16 +64,14 @@ def test_a_setting_far_below_the_others_is_pruned_after_an_epoch(tmp_path, small
     out = json.loads(p.stdout)
     pruned = [t for t in out["trials"] if t["status"] == "pruned"]
     assert pruned and all(t["config"]["learning_rate"] < 1e-5 for t in pruned)
-    store = RunStore(store_dir)
     assert all(len(store.epochs(t["run_id"])) < 3 for t in pruned), "pruned before its last epoch"
-    study = optuna.load_study(study_name=out["sweep"], storage=f"sqlite:///{store_dir / 'sweeps.sqlite'}")
+    study = optuna.load_study(study_name=out["sweep"], storage=store.url)
     assert sum(t.state == optuna.trial.TrialState.PRUNED for t in study.trials) == len(pruned)
 
 
-def test_a_sweep_carries_on_from_its_stored_study_after_a_restart(tmp_path, small_mnist):
+def test_a_sweep_carries_on_from_its_stored_study_after_a_restart(store, small_mnist):
     """Created, then the process that made it is gone: a later process (an app server, or --resume) asks
     Optuna for the next settings from the stored study and finishes it."""
-    store = RunStore(tmp_path / "store")
     spec = sweeps.SweepSpec(TrainConfig(network="mlp", hidden=(32,), epochs=1, data_dir=str(small_mnist)),
                             (sweeps.parse_space("learning_rate=1e-3:1e-1:log"),), "tpe", trials=3, seeds=1)
     sweep_id = sweeps.create(store, spec, submitter="ann")

@@ -3,6 +3,7 @@ fine-tune the chosen model on it and see before/after."""
 from __future__ import annotations
 
 import hashlib
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -86,6 +87,7 @@ def _fine_tune(store: RunStore, run: Run, mine: HandwritingSet, drawings) -> Non
     if tuned.active:
         st.fragment(run_every=SIDEBAR_POLL_S)(_progress)(store, tuned.id)
         return
+    tuned = replace(tuned, checkpoint=store.checkpoint_file(tuned))
     if tuned.status not in ("completed", "early_stopped", "stopped") or not tuned.checkpoint:
         st.warning(t("draw.finetune_ended", name=literal(tuned.name), status=status_word(tuned.status)))
         return

@@ -1,9 +1,12 @@
 """Choosing a run, and the sidebar's glance at the active one."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 import streamlit as st
 
 from core.runs.rows import ACTIVE, Run
+from core.runs.store import RunStore
 from ui.format import STATUS_ICONS, fmt_duration, run_label
 from ui.i18n import status_word, t
 from ui.live import IDLE_POLL_S, SIDEBAR_POLL_S, active_snapshot, run_snapshot
@@ -29,7 +32,13 @@ def pick_trained_run(label: str, key: str) -> Run:
         st.stop()
     run = st.selectbox(label, runs, format_func=run_label, key=key)
     st.session_state[f"_{key}_chosen"] = (run.id, run.name)
-    return run
+    return with_local_checkpoint(get_store(), run)
+
+
+def with_local_checkpoint(store: RunStore, run: Run) -> Run:
+    """The run with its checkpoint as a file on this host (fetched from a team's database when it was trained
+    elsewhere); its recorded path when the file is gone, so that the page says so."""
+    return replace(run, checkpoint=store.checkpoint_file(run) or run.checkpoint)
 
 
 def sidebar_status() -> None:

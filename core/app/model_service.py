@@ -52,7 +52,7 @@ def preload(store: RunStore) -> threading.Thread:
     global _preloading
     with MINDSPORE_LOCK:
         if _preloading is None:
-            newest = next((r.checkpoint for r in store.list_runs() if r.checkpoint and not r.active), None)
+            newest = next((store.checkpoint_file(r) for r in store.list_runs() if r.checkpoint and not r.active), None)
             _preloading = threading.Thread(target=_warm_up, args=(newest,), name="preload-mindspore", daemon=True)
             _preloading.start()
     return _preloading
@@ -191,6 +191,7 @@ def import_checkpoint(store: RunStore, data: bytes, filename: str, owner: str = 
         final = store.checkpoint_path(run_id)
         final.parent.mkdir(parents=True, exist_ok=True)
         os.replace(tmp, final)
+        store.keep_file(run_id, final.name)
         store.update(run_id, checkpoint=str(final), started=time.time())
         store.finish(run_id, "completed", Message("uploaded_from", {"filename": filename}))
         return run_id

@@ -39,6 +39,9 @@ class CheckpointWriter(Callback):
                     else Message("no_earlier_checkpoint"))
             raise CheckpointWriteError("checkpoint_write_failed", epoch=epoch, folder=self.path.parent,
                                        why=str(e.strerror or e), kept=kept) from e
+        self.store.keep_file(self.run_id, self.path.name)
+        if self.config.early_stopping and best:
+            self.store.keep_file(self.run_id, self.best_path.name)
         self.saved_epoch = epoch
         self.store.update(self.run_id, checkpoint=str(self.path), checkpoint_epoch=epoch)
 

@@ -6,13 +6,17 @@
 
 The scheduler unpickles every task, so it too runs where this project is installed (docs/queue.md).
 The dispatcher (core/runs/dispatcher.py) fills this host's slots first, then one run per free `train`
-resource of the cluster. A remote run trains in core/runs/remote_run.py; here a Relay thread per run writes
-what comes back into the app's store (the single source of truth: remote machines need none of its files) and
-sends the run's requests there. Data-parallel runs and runs a waiting command line trains itself stay here.
+resource of the cluster. A remote run trains in core/runs/remote_run.py. Data-parallel runs and runs a waiting
+command line trains itself stay here.
 
-Liveness: a remote run sends something at least every second. Silent for SILENT_S (or its task lost), it is
-marked interrupted, resumable from the last checkpoint that came back. The app restarting loses nothing: the
-next dispatcher re-attaches to runs still training (their deltas wait in the Dask queue meanwhile).
+With a team's database server, the remote run records straight into it (as a local run does) and this side
+only watches its task (Watch). With a SQLite store, which only this host can open, a Relay thread per run writes
+what comes back into the app's store and sends the run's requests there (remote machines need none of its
+files either way).
+
+Liveness: a remote run's heartbeat (direct) or its relay's messages (SQLite) come at least every 2 s. Silent for
+SILENT_S, or its task lost, it is marked interrupted, resumable from its last checkpoint. The app restarting
+loses nothing: the next dispatcher re-attaches to runs still training (their deltas wait in the Dask queue).
 """
 from __future__ import annotations
 
@@ -25,7 +29,7 @@ import uuid
 from core.data.folders import SPLIT_FILES, validate_mnist_dir
 from core.messages import Message
 from core.runs import mirror
-from core.runs.remote_run import control_queue_name, events_queue_name, train_remotely
+from core.runs.remote_run import control_queue_name, events_queue_name, train_on_database, train_remotely
 from core.runs.rows import Run
 from core.runs.store import RunStore
 from core.runs.sweep import TrialReporter
@@ -63,6 +67,7 @@ class DaskExecutor:
         self._capacity, self._asked = 0, 0.0
         self._lock = threading.Lock()
         self.relays: dict[str, "Relay"] = {}
+        self.watches: dict[str, "Watch"] = {}
 
     def client(self):
         with self._lock:
@@ -92,24 +97,45 @@ class DaskExecutor:
                 store.truncate_after(run.id, run.checkpoint_epoch)
             client = self.client()
             data = client.scatter([data_files(run.config.data_dir)], hash=True)[0]  # sent once for many trials
-            future = client.submit(train_remotely, {"key": key, "seed": mirror.seed_rows(store, run.id)},
-                                   data, key=key, resources={TRAIN_RESOURCE: 1}, pure=False)
+            if store.shares_database:
+                future = client.submit(train_on_database, {"key": key, "run_id": run.id, "database_url": store.url},
+                                       data, key=key, resources={TRAIN_RESOURCE: 1}, pure=False)
+            else:
+                future = client.submit(train_remotely, {"key": key, "seed": mirror.seed_rows(store, run.id)},
+                                       data, key=key, resources={TRAIN_RESOURCE: 1}, pure=False)
         except Exception as e:
             store.update(run.id, status="queued", executor=None)
             store.log(run.id, f"could not be sent to the Dask cluster ({type(e).__name__}: {e}); back in the queue")
             raise
         store.update(run.id, executor=f"dask:{key}", heartbeat=time.time())
         store.log(run.id, f"sent to the Dask cluster at {self.address}")
-        self._relay(store, run.id, key, future, data)
+        if store.shares_database:
+            self.watches[run.id] = Watch(run.id, future, data)
+        else:
+            self._relay(store, run.id, key, future, data)
 
     def attach(self, store: RunStore) -> None:
-        """Relay the remote runs still training that no thread here relays (after a restart)."""
+        """Watch or relay the remote runs still training that nothing here follows (after a restart, or when
+        this app server took the dispatcher's lease over from another)."""
         for run in store.list_runs():
-            if run.active and run.executor and run.executor.startswith("dask:") and run.id not in self.relays:
-                from distributed import Future  # deferred: as in client()
-                key = run.executor.split(":", 1)[1]
+            if not (run.active and run.executor and run.executor.startswith("dask:")):
+                continue
+            if run.id in self.relays or run.id in self.watches:
+                continue
+            from distributed import Future  # deferred: as in client()
+            key = run.executor.split(":", 1)[1]
+            if store.shares_database:
+                self.watches[run.id] = Watch(run.id, Future(key, self.client()), None)
+                store.log(run.id, "watched from this app server (it took over dispatching)")
+            else:
                 self._relay(store, run.id, key, Future(key, self.client()), None)
                 store.log(run.id, "relay re-attached (the app restarted)")
+
+    def watch(self, store: RunStore) -> None:
+        """One look at every remote run recording into the team's database (see Watch)."""
+        for run_id, watch in list(self.watches.items()):
+            if watch.look(store):
+                del self.watches[run_id]
 
     def _relay(self, store: RunStore, run_id: str, key: str, future, data) -> None:
         relay = Relay(self, store, run_id, key, future, data)
@@ -121,6 +147,42 @@ class DaskExecutor:
             relay.done.set()
         if self._client is not None:
             self._client.close()
+
+
+class Watch:
+    """A remote run that records into the team's database itself: this side only notices when its task is
+    lost (worker died), ends without the run saying how, or its heartbeat stops for SILENT_S."""
+
+    def __init__(self, run_id: str, future, data):
+        self.run_id, self.future, self.data = run_id, future, data  # data held: it lives while the run needs it
+        self.since = time.time()
+
+    def look(self, store: RunStore) -> bool:
+        """Whether the run has ended (marked here, or by itself)."""
+        status = self.future.status  # before the run: a task that has finished has recorded how the run ended
+        run = store.get(self.run_id)
+        if run is None or not run.active:
+            return True
+        if status == "error":
+            why = f"{type(self.future.exception()).__name__}: {self.future.exception()}"
+            return self._end(store, "interrupted", Message("remote_lost", {"why": why}))
+        if status in ("cancelled", "lost") or (status == "finished" and
+                                                self.future.result().get("outcome") == "abandoned"):
+            return self._end(store, "interrupted", Message("remote_worker_died"))
+        if status == "finished":
+            return self._end(store, "failed", Message("remote_exit", {"code": self.future.result().get("returncode")}))
+        heard = max(run.heartbeat or 0.0, self.since)
+        if time.time() - heard > (SILENT_S if run.heartbeat and run.heartbeat > self.since else FIRST_CONTACT_S):
+            self.future.cancel()
+            return self._end(store, "interrupted", Message("remote_silent", {"s": round(SILENT_S)}))
+        return False
+
+    def _end(self, store: RunStore, status: str, said: Message) -> bool:
+        run = store.get(self.run_id)
+        if run is not None and run.active:
+            store.finish(self.run_id, status, said)
+            store.log(self.run_id, f"{status}: {said}")
+        return True
 
 
 class Relay(threading.Thread):

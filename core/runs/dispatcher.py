@@ -54,7 +54,8 @@ class Dispatcher:
         sweep.advance_all(self.store)  # sweeps tell Optuna what ended and queue their next settings
         remote_slots = 0
         if self.executor is not None:
-            self.executor.attach(self.store)  # remote runs this process does not relay yet (after a restart)
+            self.executor.attach(self.store)  # remote runs this process does not follow yet (after a restart)
+            self.executor.watch(self.store)   # remote runs recording into a team's database: lost, silent, ended
             remote_slots = self.executor.capacity()
         started = []
         while (run := self.queue.claim_next(remote_slots)) is not None:

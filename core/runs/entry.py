@@ -18,13 +18,15 @@ def raise_interrupt(signum, frame):
     raise KeyboardInterrupt
 
 
-def open_run(description: str, argv: list[str] | None, store_required: bool = False) -> tuple[RunStore, Run] | None:
+def open_run(description: str, argv: list[str] | None,
+             store_required: bool = False) -> tuple[RunStore, Run, str | None] | None:
     """Parse `RUN_ID [--store DIR]`, prepare this process for the run's network (before mindspore is
-    imported) and make SIGTERM end it as stopped rather than leave it 'running'. Returns (store, run),
-    or None after saying why (no such run)."""
+    imported) and make SIGTERM end it as stopped rather than leave it 'running'. Returns (store, run, the data
+    folder given with --data-dir), or None after saying why (no such run)."""
     ap = argparse.ArgumentParser(description=description)
     ap.add_argument("run_id")
     add_store_arguments(ap, required=store_required)
+    ap.add_argument("--data-dir", default=None, help="this host's copy of the run's data (a Dask worker's)")
     args = ap.parse_args(argv)
     store = open_store(args)
     run = store.get(args.run_id)
@@ -33,4 +35,4 @@ def open_run(description: str, argv: list[str] | None, store_required: bool = Fa
         return None
     prepare_process(run.config.network)
     signal.signal(signal.SIGTERM, raise_interrupt)
-    return store, run
+    return store, run, args.data_dir

@@ -29,12 +29,13 @@ __all__ = ["execute", "execute_rank"]
 
 
 def execute(store: RunStore, run_id: str, callbacks: Iterable[Callback] = (),
-            cluster: ClusterSpec | None = None) -> str:
+            cluster: ClusterSpec | None = None, data_dir: str | None = None) -> str:
     """Train the stored run, recording everything; returns its final status. Never leaves it 'running'.
 
     A run that already has a checkpoint (one being resumed) continues after that checkpoint's epoch.
     callbacks observe the run too (the command line's progress bar). A data-parallel run is coordinated
-    here (cluster: where its ranks meet)."""
+    here (cluster: where its ranks meet). data_dir: this host's copy of the run's data (a Dask worker's), when
+    the folder its config names is on another host."""
     run = store.get(run_id)
     if run is None:
         raise ValueError(f"no run {run_id} in {store.where}")
@@ -42,7 +43,7 @@ def execute(store: RunStore, run_id: str, callbacks: Iterable[Callback] = (),
         return run_distributed(store, run_id, cluster, callbacks)
     store.update(run_id, status="running", started=run.started or time.time(), heartbeat=time.time(),
                  phase="loading data", pid=os.getpid())
-    return _record(store, run_id, callbacks)
+    return _record(store, run_id, callbacks, data_dir=data_dir)
 
 
 def execute_rank(store: RunStore, run_id: str, parallel: Parallel) -> str:
@@ -56,14 +57,15 @@ def execute_rank(store: RunStore, run_id: str, parallel: Parallel) -> str:
     return _record(store, run_id, (), parallel)
 
 
-def _record(store: RunStore, run_id: str, callbacks: Iterable[Callback], parallel: Parallel | None = None) -> str:
+def _record(store: RunStore, run_id: str, callbacks: Iterable[Callback], parallel: Parallel | None = None,
+            data_dir: str | None = None) -> str:
     """Train with the store as observer and control, and record how the run ended."""
     config = store.get(run_id).config
     recorder = StoreRecorder(store, run_id)
     rank = RankStatus(store, run_id, 0) if parallel is not None else None  # rank 0 keeps a row like the others
     with Heartbeat(store, run_id):
         try:
-            folder = validate_mnist_dir(config.data_dir)
+            folder = validate_mnist_dir(data_dir or config.data_dir)
             resume = resume_state(store, run_id)
             writer = CheckpointWriter(store, run_id, config, resume.epoch if resume else None)
             control = StoreControl(store, run_id, recorder)

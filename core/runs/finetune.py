@@ -70,7 +70,8 @@ def plan(store: RunStore, base: Run, drawings: list[Drawing]) -> FineTune:
     """Write the fine-tune's data folder in the store and return its plan (start it with launcher.start)."""
     if not drawings:
         raise ExplainedValueError("no_drawings")
-    if not base.checkpoint or not Path(base.checkpoint).exists():
+    base_checkpoint = store.checkpoint_file(base)
+    if base_checkpoint is None:
         raise ExplainedValueError("finetune_no_checkpoint", name=base.name)
     folder = validate_mnist_dir(base.config.data_dir)
     images, labels = _training_images(folder, base.config.val_fraction)
@@ -86,10 +87,10 @@ def plan(store: RunStore, base: Run, drawings: list[Drawing]) -> FineTune:
         shutil.copytree(folder.split_dir("test"), out / "test")
     base_config = base.config
     config = base_config.with_(
-        data_dir=str(out), init_checkpoint=str(base.checkpoint), epochs=EPOCHS, val_fraction=0.0,
+        data_dir=str(out), init_checkpoint=base_checkpoint, epochs=EPOCHS, val_fraction=0.0,
         early_stopping=False, learning_rate=base_config.learning_rate * LR_FACTOR, lr_schedule="cosine",
         lr_changes=(), validate_every=0, workers=1).validate()
-    made = FineTune(base.id, str(base.checkpoint), tuple(d.id for d in drawings), copies, config)
+    made = FineTune(base.id, base_checkpoint, tuple(d.id for d in drawings), copies, config)
     made.save(out)
     return made
 

@@ -21,7 +21,7 @@ def main(argv: list[str] | None = None) -> int:
     opened = open_run("One data-parallel rank of a stored run (started by msrun).", argv, store_required=True)
     if opened is None:
         return 2
-    store, run = opened
+    store, run, _ = opened
     # deferred: mindspore (and what imports it) only after open_run's prepare_process
     import mindspore as ms
     from mindspore.communication import get_group_size, get_rank, init, release

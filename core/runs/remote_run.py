@@ -1,10 +1,15 @@
-"""The Dask task that trains one run on a worker machine (started by core/runs/dask_executor.py).
+"""The Dask tasks that train one run on a worker machine (started by core/runs/dask_executor.py).
 
-The worker machine needs this project installed, nothing of the app's files: the run's row, its data and (for
-a resumed run) its checkpoint and metrics arrive with the task. The task plants them in a scratch run store,
-starts the ordinary worker process against it (MindSpore in its own process, as on the app's host) and relays:
-every RELAY_EVERY_S what the scratch store gained goes to the app through a Dask queue (core/runs/mirror.py),
-and the app's pause/stop/pacing requests come back through another. The scratch store is deleted at the end.
+The worker machine needs this project installed, nothing of the app's files: the run's data arrives with the
+task. Two ways, by the store's database:
+- a team's database server (`train_on_database`): the worker machine opens the same database, and the ordinary
+  worker process records into it directly, reads its requests there and keeps its checkpoints there
+  (core/runs/store/artifacts.py); a scratch folder holds the data and this machine's copy of the files.
+- a SQLite store on the app's host (`train_remotely`): the run's row and (for a resumed run) its checkpoint and
+  metrics arrive with the task too; the task plants them in a scratch store, starts the worker process against it
+  and relays: every RELAY_EVERY_S what the scratch store gained goes to the app through a Dask queue
+  (core/runs/mirror.py), and the app's pause/stop/pacing requests come back through another.
+The scratch folder is deleted at the end.
 
 A Dask worker that dies takes its training process with it (PR_SET_PDEATHSIG), and Dask would run the task
 again elsewhere: that second attempt finds its claim already taken and returns at once, so a run never trains
@@ -29,7 +34,7 @@ from core.runs.processes import kill_tree
 from core.runs.store import RunStore
 from core.runtime import child_environment
 
-__all__ = ["train_remotely", "events_queue_name", "control_queue_name",
+__all__ = ["train_remotely", "train_on_database", "events_queue_name", "control_queue_name",
            "RELAY_EVERY_S", "QUIET_BEAT_S"]
 
 RELAY_EVERY_S = 0.25  # how often the scratch store is read and sent (the page's refresh is slower)
@@ -72,12 +77,44 @@ def train_remotely(job: dict, data: dict[str, bytes]) -> dict:
     return {"outcome": "ended", "returncode": returncode}
 
 
-def _plant(scratch: Path, job: dict, data: dict[str, bytes]) -> tuple[RunStore, str]:
+def train_on_database(job: dict, data: dict[str, bytes]) -> dict:
+    """Train the run on this machine, recording straight into the team's database; returns how the worker
+    process ended. job: {"key": the task's key (it names the claim), "run_id", "database_url"}; data: as for
+    train_remotely."""
+    from distributed import Event, get_worker  # deferred: only a Dask worker runs this
+    claim = Event(f"{job['key']}-claimed")
+    if claim.is_set():
+        return {"outcome": "abandoned"}  # an earlier attempt started it on a worker that died
+    claim.set()
+    run_id = job["run_id"]
+    with tempfile.TemporaryDirectory(prefix="studio-remote-") as scratch:
+        folder = _write_data(Path(scratch), data)
+        store = RunStore(Path(scratch) / "store", job["database_url"])
+        store.log(run_id, f"training on Dask worker {get_worker().address} ({os.uname().nodename})")
+        proc = _spawn(store, run_id, data_dir=folder)
+        try:
+            returncode = proc.wait()
+        finally:
+            if proc.poll() is None:
+                kill_tree(proc.pid)
+        if returncode != 0:  # what the process said before it could record it (a crash's traceback)
+            tail = store.log_path(run_id).read_text(errors="replace").strip().splitlines()[-5:]
+            store.log(run_id, "the worker process on {} ended with exit code {}: {}".format(
+                os.uname().nodename, returncode, " | ".join(tail) or "no output"))
+    return {"outcome": "ended", "returncode": returncode}
+
+
+def _write_data(scratch: Path, data: dict[str, bytes]) -> Path:
     folder = scratch / "data"
     for rel, content in data.items():
         path = folder / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(content)
+    return folder
+
+
+def _plant(scratch: Path, job: dict, data: dict[str, bytes]) -> tuple[RunStore, str]:
+    folder = _write_data(scratch, data)
     config = TrainConfig.from_json(job["seed"]["run"]["config"]).with_(data_dir=str(folder))
     store = RunStore(scratch / "store")
     return store, mirror.plant_seed(store, job["seed"], config.to_json())
@@ -88,11 +125,12 @@ def _die_with_parent() -> None:
     ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
-def _spawn(store: RunStore, run_id: str) -> subprocess.Popen:
+def _spawn(store: RunStore, run_id: str, data_dir: Path | None = None) -> subprocess.Popen:
     log = open(store.log_path(run_id), "ab")
     env = child_environment(PYTHONPATH=str(PROJECT_ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    extra = ["--data-dir", str(data_dir)] if data_dir else []
     try:
-        return subprocess.Popen([sys.executable, "-m", "core.worker", run_id, *store.command_args()],
+        return subprocess.Popen([sys.executable, "-m", "core.worker", run_id, *store.command_args(), *extra],
                                 cwd=PROJECT_ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
                                 stdin=subprocess.DEVNULL, start_new_session=True, preexec_fn=_die_with_parent)
     finally:

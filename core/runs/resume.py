@@ -13,15 +13,15 @@ def resume_state(store: RunStore, run_id: str, read_only: bool = False) -> Resum
     """The run's ResumeState, dropping metrics recorded after its checkpoint (the unfinished epoch). None for
     a run that never wrote a checkpoint (a fresh run). read_only: for the data-parallel ranks besides rank 0,
     which read the same state but leave the store to rank 0."""
-    path, best_path = store.checkpoint_path(run_id), store.best_checkpoint_path(run_id)
-    if not path.exists():
+    path, best_path = store.file(run_id, "model.ckpt"), store.file(run_id, "best.ckpt")
+    if path is None:
         return None
     model = checkpoint.load(path)
     epoch = int(model.meta.get("epoch", 0))
     dropped = 0 if read_only else store.truncate_after(run_id, epoch)
     history = tuple(m for m in store.epochs(run_id) if m.epoch <= epoch)
     step = int(model.meta.get("step") or (history[-1].step if history else 0) or 0)
-    best = snapshot(checkpoint.load(best_path).net) if best_path.exists() else None
+    best = snapshot(checkpoint.load(best_path).net) if best_path is not None else None
     if not read_only:
         store.log(run_id, f"resuming from the checkpoint of epoch {epoch} (step {step})"
                           + (f"; dropped {dropped} step records of the unfinished epoch" if dropped else ""))

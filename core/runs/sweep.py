@@ -135,6 +135,20 @@ def _storage(store: RunStore):
     return _storages[store.url]
 
 
+def copy_studies(source: RunStore, target: RunStore) -> int:
+    """Copy the Optuna study of every sweep of source into target's database; how many were copied."""
+    import optuna  # deferred: as in _storage
+    copied = 0
+    for row in source.sweeps():
+        try:
+            _study(source, row.id, SweepSpec.from_json(row.spec))  # a store's older sweeps.sqlite is read in first
+        except (KeyError, ValueError, TypeError):
+            continue  # a sweep whose study is gone (or whose spec this code cannot read): its runs are copied
+        optuna.copy_study(from_study_name=row.id, from_storage=_storage(source), to_storage=_storage(target))
+        copied += 1
+    return copied
+
+
 def _legacy_study(store: RunStore, sweep_id: str) -> bool:
     """A sweep of a store from before the studies moved into its database (they were in sweeps.sqlite beside
     it): copy its study in. Whether there was one."""

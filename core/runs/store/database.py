@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import sqlite3
 import time
 import zlib
 from contextlib import contextmanager
@@ -188,7 +189,6 @@ def _sqlite_transactions(engine: Engine) -> None:
 def _use_wal(dbapi_conn, patience_s: float = 30.0) -> None:
     """SQLite answers "database is locked" at once, without waiting on busy_timeout, when another process holds
     a new file while this one switches it to WAL, so wait here."""
-    import sqlite3
     deadline = time.monotonic() + patience_s
     while True:
         try:

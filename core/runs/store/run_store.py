@@ -21,13 +21,14 @@ from core.messages import Explained, ExplainedValueError, Message
 from core.runs.ids import check_run_id, new_run_id
 from core.runs.processes import pid_alive
 from core.runs.rows import ACTIVE, FINISHED, RESUMABLE, RequestNotice, Run
-from core.runs.store import migrate
+from core.runs.store.migrate import upgrade as migrate_to_head
+from core.runs.store.artifacts import Artifacts
 from core.runs.store.convert import to_run
 from core.runs.store.database import DATABASE_URL_ENV, Database, database_url_setting, shown_url, sqlite_url
 from core.runs.store.metrics import MetricRecords
 from core.runs.store.queue_records import QueueRecords
 from core.runs.store.run_records import RunRecords
-from core.runs.store.schema import RUN_TABLES, runs, steps
+from core.runs.store.schema import RUN_TABLES, epochs, layer_stats, lr_changes, runs, steps, validations
 from core.runs.store.team_records import TeamRecords
 from core.training.control import MAX_STEP_DELAY_S
 
@@ -52,7 +53,7 @@ def default_data_dir() -> Path:
     return Path(os.environ.get(DATA_DIR_ENV) or PROJECT_ROOT / "runs").expanduser().resolve()
 
 
-class RunStore(MetricRecords, QueueRecords, TeamRecords, RunRecords):
+class RunStore(MetricRecords, QueueRecords, TeamRecords, RunRecords, Artifacts):
     """root: the store's folder (checkpoints, logs; the SQLite file when no database URL is given).
     database_url: the database (default: $STUDIO_DATABASE_URL, else root/runs.sqlite)."""
 
@@ -70,7 +71,12 @@ class RunStore(MetricRecords, QueueRecords, TeamRecords, RunRecords):
         self.db = Database(self.url, lock_dir=self.root)
         if self.db.is_server:
             self.db_path = None
-        migrate.upgrade(self.db)
+        migrate_to_head(self.db)
+
+    @property
+    def shares_database(self) -> bool:
+        """Whether every host opens this store's database (a server), not only this host (a SQLite file)."""
+        return self.db.is_server
 
     @property
     def key(self) -> str:
@@ -185,7 +191,7 @@ class RunStore(MetricRecords, QueueRecords, TeamRecords, RunRecords):
         if run.status not in RESUMABLE:
             return Message("not_resumable_diverged" if run.status == "diverged" else "not_resumable",
                            {"status": run.status})
-        if not self.checkpoint_path(run.id).exists():
+        if not self.has_file(run.id):
             return Message("no_checkpoint_to_resume")
         return None
 
@@ -212,7 +218,6 @@ class RunStore(MetricRecords, QueueRecords, TeamRecords, RunRecords):
     def truncate_after(self, run_id: str, epoch: int) -> int:
         """Forget metrics recorded after epoch (an unfinished epoch before a resume); returns the number of
         step rows dropped."""
-        from core.runs.store.schema import epochs, layer_stats, lr_changes, validations
         with self.db.write() as conn:
             dropped = conn.execute(delete(steps).where(steps.c.run_id == run_id, steps.c.epoch > epoch)).rowcount
             for table in (epochs, layer_stats, validations):

@@ -9,7 +9,7 @@ from sqlalchemy import (Column, Float, Index, Integer, LargeBinary, MetaData, Ta
                         PrimaryKeyConstraint)
 
 __all__ = ["metadata", "runs", "steps", "epochs", "logs", "workers", "validations", "lr_changes", "history",
-           "people", "sweeps", "drawings", "dispatcher", "layer_stats", "RUN_TABLES", "ALL_TABLES"]
+           "people", "sweeps", "drawings", "dispatcher", "layer_stats", "artifacts", "RUN_TABLES", "ALL_TABLES"]
 
 metadata = MetaData()
 
@@ -153,5 +153,13 @@ layer_stats = Table(
     PrimaryKeyConstraint("run_id", "epoch", "param", "kind"),
 )
 
-RUN_TABLES = (steps, epochs, logs, layer_stats, workers, validations, lr_changes)  # a run's records, by run_id
+artifacts = Table(  # a run's checkpoint files, where the database is a server (core/runs/store/artifacts.py)
+    "artifacts", metadata,
+    Column("run_id", Text, nullable=False), Column("name", Text, nullable=False),
+    Column("content", LargeBinary, nullable=False), Column("size", Integer, nullable=False),
+    Column("sha256", Text, nullable=False), Column("updated", Float, nullable=False),
+    PrimaryKeyConstraint("run_id", "name"),
+)
+
+RUN_TABLES = (steps, epochs, logs, layer_stats, workers, validations, lr_changes, artifacts)  # a run's records
 ALL_TABLES = tuple(metadata.sorted_tables)
