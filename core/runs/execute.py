@@ -103,7 +103,9 @@ def _record(store: RunStore, run_id: str, callbacks: Iterable[Callback], paralle
 def _finish(store: RunStore, run_id: str, result: TrainResult) -> str:
     said = result.said or Message("finished_epochs", {"n": len(result.history)})
     path = store.checkpoint_path(run_id)
-    if path.exists():
+    if path.exists() and store.shares_database:  # this host's path means nothing on the others
+        said = Message("with_checkpoint_shared", {"what": said})
+    elif path.exists():
         said = Message("with_checkpoint", {"what": said, "path": path})
     store.log(run_id, f"{result.status}: {said}")
     store.finish(run_id, result.status, said)

@@ -34,13 +34,14 @@ TRAIN_IMAGES_GUESS = 4_500
 
 
 def slots_setting() -> int:
-    """STUDIO_SLOTS as a whole number 1..64 (ValueError with what to set otherwise)."""
+    """STUDIO_SLOTS as a whole number 0..64 (ValueError with what to set otherwise). 0: this host trains
+    nothing itself — an app server whose runs all go to a Dask cluster (STUDIO_DASK_SCHEDULER)."""
     raw = os.environ.get(SLOTS_ENV, "").strip()
     if not raw:
         return DEFAULT_SLOTS
-    if not raw.isdigit() or not 1 <= int(raw) <= MAX_SLOTS:
-        raise ValueError(f"{SLOTS_ENV}={raw!r}: set it to a whole number of runs that may train at once, 1 to "
-                         f"{MAX_SLOTS}")
+    if not raw.isdigit() or not 0 <= int(raw) <= MAX_SLOTS:
+        raise ValueError(f"{SLOTS_ENV}={raw!r}: set it to a whole number of runs that may train at once on this "
+                         f"host, 0 (none: a Dask cluster trains them) to {MAX_SLOTS}")
     return int(raw)
 
 
