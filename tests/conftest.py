@@ -72,8 +72,8 @@ def pytest_generate_tests(metafunc):
 
 @pytest.fixture(scope="session")
 def postgres_server():
-    from tests.postgres import PostgresServer
-    server = PostgresServer().start()
+    from tests.postgres import started_postgres
+    server = started_postgres()
     yield server
     server.stop()
 

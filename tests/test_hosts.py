@@ -26,7 +26,7 @@ from core.model import checkpoint
 from core.runs.store import RunStore
 from tests.helpers import wait_for
 from tests.hosts import Hosts
-from tests.postgres import PostgresServer
+from tests.postgres import started_postgres
 
 PY = sys.executable
 DASK = str(Path(sys.executable).with_name("dask"))
@@ -40,7 +40,7 @@ def team(tmp_path_factory, small_mnist):
     pg = None
     try:
         addr = {name: hosts.add(name) for name in ("db", "appa", "appb", "w1", "w2")}
-        pg = PostgresServer(addr["db"], on_host=hosts.command("db", []), clients=f"{hosts.subnet}.0/24").start()
+        pg = started_postgres(addr["db"], on_host=hosts.command("db", []), clients=f"{hosts.subnet}.0/24")
         url = pg.new_database()
         folders = {name: root / name for name in ("appa", "appb", "w1", "w2")}
         for folder in folders.values():

@@ -22,7 +22,6 @@ from sqlalchemy import Connection, Engine, create_engine, event, text
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, NoSuchModuleError, OperationalError
-from sqlalchemy.pool import NullPool
 
 from core.messages import Explained
 
@@ -94,9 +93,9 @@ class Database:
             raise DatabaseError("database_url_invalid", url=shown_url(url), env=DATABASE_URL_ENV) from None
         try:
             if parsed.get_backend_name() == "sqlite":
-                # NullPool: a connection per use, so a forked or long-idle process never holds a stale file handle
-                engine = create_engine(parsed, poolclass=NullPool,
-                                       connect_args={"timeout": BUSY_TIMEOUT_MS / 1000, "isolation_level": None})
+                engine = create_engine(parsed, pool_size=4, max_overflow=16,
+                                       connect_args={"timeout": BUSY_TIMEOUT_MS / 1000, "isolation_level": None,
+                                                     "check_same_thread": False})
                 _sqlite_transactions(engine)
                 return engine
             return create_engine(parsed, pool_pre_ping=True, pool_size=2, max_overflow=8, pool_recycle=600,
