@@ -210,12 +210,34 @@ def page_times() -> list[str]:
     return page_times_table(_load("page_times"))
 
 
+def store_backends() -> list[str]:
+    data = _load("store_backends")
+    m = data["medians"]
+    kinds = [k for k in ("sqlite-before", "sqlite", "postgresql") if k in m]
+    label = {"sqlite-before": "SQLite, the store before (sqlite3, ed17fa8)", "sqlite": "SQLite (SQLAlchemy)",
+             "postgresql": f"PostgreSQL {data['postgresql']}"}
+
+    def cell(kind: str, key: str, fmt: str, unit: str = "") -> str:
+        return format(m[kind][key], fmt) + unit if key in m[kind] else "–"
+    rows = [_source(data) + f", sqlalchemy {data['sqlalchemy']}, psycopg {data['psycopg']}, medians of "
+            f"{len(data['rounds'])} interleaved rounds", "",
+            "| store | steps recorded / s (8 a transaction, an epoch's records every 400) | per step | a page's reads of "
+            "a 10,000-step run | submit | claim | checkpoint (1.1 MB) kept / fetched |", "|---|---|---|---|---|---|---|"]
+    for kind in kinds:
+        files = (f"{m[kind]['keep_ms']:.0f} ms / {m[kind]['fetch_ms']:.0f} ms" if "keep_ms" in m[kind]
+                 else "in the folder")
+        rows.append(f"| {label[kind]} | {cell(kind, 'steps_per_s', ',.0f')} | {1000 / m[kind]['steps_per_s']:.2f} ms "
+                    f"| {cell(kind, 'page_reads_ms', '.1f', ' ms')} | {cell(kind, 'submit_ms', '.1f', ' ms')} "
+                    f"| {cell(kind, 'claim_ms', '.1f', ' ms')} | {files} |")
+    return rows
+
+
 TABLES: dict[str, Callable[[], list[str]]] = {
     "accuracy": accuracy, "step-variants": step_variants, "augmentation": augmentation,
     "distributed": distributed, "user-visible": user_visible, "page-times": page_times, "best-5k": best_5k,
     "finetune-cost": finetune_cost, "predict-latency": predict_latency, "load": load,
-    "start-latency": start_latency}
-FILES = {"start-latency": ["start_latency.json"], "load": ["load_viewers.json", "load.json"], "predict-latency": ["predict_latency.json"], "best-5k": ["best_5k.json"], "finetune-cost": ["finetune_cost.json"], "accuracy": ["accuracy.json"], "step-variants": ["step_variants.json"], "augmentation": ["augmentation.json"],
+    "start-latency": start_latency, "store-backends": store_backends}
+FILES = {"store-backends": ["store_backends.json"], "start-latency": ["start_latency.json"], "load": ["load_viewers.json", "load.json"], "predict-latency": ["predict_latency.json"], "best-5k": ["best_5k.json"], "finetune-cost": ["finetune_cost.json"], "accuracy": ["accuracy.json"], "step-variants": ["step_variants.json"], "augmentation": ["augmentation.json"],
          "distributed": ["distributed-lenet5.json", "distributed-mlp.json"], "user-visible": ["user_visible.json"],
          "page-times": ["page_times.json"]}  # what each table is made of
 

@@ -148,7 +148,8 @@ def main(argv=None) -> int:
     print(f"{args.rounds} rounds, medians:")
     for kind, m in medians.items():
         print(f"{kind:<11} " + "  ".join(f"{k} {v:,.1f}" for k, v in m.items()))
-    save("store_backends", {**stamp("sqlalchemy", "psycopg"), "postgresql": "15 (Debian), fsync on, 127.0.0.1",
+    save("store_backends", {**stamp("sqlalchemy", "psycopg"), "command": f"python -m bench.store_backends --rounds "
+                            f"{args.rounds}", "postgresql": "15 (Debian), fsync on, 127.0.0.1",
                             "rounds": rounds, "medians": medians})
     return 0
 
