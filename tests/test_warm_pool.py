@@ -15,7 +15,7 @@ def test_a_run_goes_to_the_warm_worker_of_its_network_and_a_new_one_takes_its_pl
     monkeypatch.setenv("STUDIO_WARM_WORKERS", "1")
     launcher.serve(store)
     try:
-        pool = launcher._pools[str(store.root)]
+        pool = launcher._pools[store.key]
         warm = {n: p.pid for n, p in pool.ready.items()}
         assert set(warm) == {"lenet5", "mlp"} and all(pid_alive(p) for p in warm.values())
         time.sleep(8)  # let them load MindSpore, as they have long done by the time someone presses Start
