@@ -199,3 +199,24 @@ def test_the_estimate_counts_the_runs_ahead(store):
                                              + queue.expected_seconds(CONFIG.with_(epochs=4)))
     store.update(first, eta=5.0, status="running")
     assert {w.run.id: w.starts_in_s for w in queue.waiting()}[second] == pytest.approx(5.0)
+
+
+def test_move_to_front_by_a_non_admin_reorders_only_their_own_runs(store):
+    """README's promise holds against Move to front: Ann moving her runs forward never pushes Bob's single run
+    back; an admin's Move to front puts a run before everything."""
+    from core.runs.actions import Actions
+    from core.runs.people import person
+    queue = RunQueue(store, slots=1)
+    mine = [queue.submit(CONFIG, f"ann-{i}", "test", submitter="ann") for i in range(30)]
+    bobs = queue.submit(CONFIG, "bob-0", "test", submitter="bob")
+    position = {w.run.id: w.position for w in queue.waiting()}
+    assert position[bobs] == 2
+    ann = Actions(store, person("ann", proven=False))
+    for run_id in mine[-10:]:
+        assert ann.move_to_front(store.get(run_id))
+    order = [w.run.id for w in queue.waiting()]
+    assert order.index(bobs) == 1, "Bob's run is still second"
+    assert order[0] == mine[-1], "Ann's last-moved run is her first"
+    admin = Actions(store, person("root", single_user=True))
+    assert admin.move_to_front(store.get(mine[5]))
+    assert [w.run.id for w in queue.waiting()][:3] == [mine[5], mine[-1], bobs]

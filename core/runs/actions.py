@@ -11,7 +11,9 @@ import time
 from core.config import TrainConfig
 from core.runs import launcher
 from core.runs.people import NotAllowed, Person
+from core.runs import sweep as sweeps
 from core.runs.rows import HistoryLine, RequestNotice, Run
+from core.runs.sweep import SweepInfo
 from core.runs.run_queue import RunQueue
 from core.runs.store import RunStore
 
@@ -83,9 +85,16 @@ class Actions:
         self._allow("cancel", run)
         return RunQueue(self.store).cancel(run.id)
 
+    def cancel_sweep(self, sweep: SweepInfo) -> int:
+        """Close the sweep: its queued runs cancelled, its training ones stopped; how many."""
+        self._allow("cancel_sweep", sweep)
+        return sweeps.cancel(self.store, sweep.id)
+
     def move_to_front(self, run: Run) -> bool:
+        """An admin moves a run to the front of the whole queue; its owner, to the front of their own runs (their
+        turn among other people's stays where it is: fairness holds)."""
         self._allow("move_to_front", run)
-        return RunQueue(self.store).move_to_front(run.id)
+        return RunQueue(self.store).move_to_front(run.id, own_line=not self.person.admin)
 
     # --- the rule and the record -------------------------------------------------------------------------------
     def _allow(self, what: str, run: Run, detail: str = "") -> None:

@@ -94,11 +94,13 @@ class RunQueue:
             self.store.log(run_id, "cancelled while queued")
         return done
 
-    def move_to_front(self, run_id: str) -> bool:
-        """Make a queued run the next to start (False: it is not queued any more)."""
-        done = self.store.move_to_front(run_id)
+    def move_to_front(self, run_id: str, own_line: bool = False) -> bool:
+        """Make a queued run the next to start (False: it is not queued any more); own_line: the next of its
+        submitter's own runs, still taking turns with other people's."""
+        done = self.store.move_to_front(run_id, own_line)
         if done:
-            self.store.log(run_id, "moved to the front of the queue")
+            self.store.log(run_id, "moved to the front of its owner's runs" if own_line
+                           else "moved to the front of the queue")
         return done
 
     # --- reading ---------------------------------------------------------------------------------------------

@@ -31,6 +31,7 @@ CHOICE = ("network", "optimizer", "loss", "lr_schedule", "augment", "style", "mo
 SWEEPABLE = NUMERIC + CHOICE
 MAX_TRIALS = 200
 MAX_SEEDS = 10
+ASK_AT_ONCE = 20  # settings one advance asks for at most: a large sweep fills the queue over ticks, never stalls one
 
 
 @dataclass(frozen=True)
@@ -99,6 +100,8 @@ class SweepSpec:
             out.append(Message("sweep_counts", {"seeds": MAX_SEEDS, "trials": MAX_TRIALS}))
         if self.base.val_fraction == 0:
             out.append(Message("sweep_needs_validation"))
+        if self.sampler == "grid" and not self.trials and self.planned_trials > MAX_TRIALS:
+            out.append(Message("sweep_grid_too_big", {"n": self.planned_trials, "most": MAX_TRIALS}))
         return out
 
     @property
@@ -275,14 +278,29 @@ def _advance(store: RunStore, sweep_id: str, spec: SweepSpec | None, submitter: 
             _tell(study, trial.number, group)
         else:
             open_trials += 1
-    asked = len(study.trials)
+    asked, new = len(study.trials), 0
     limit = spec.planned_trials if spec.sampler != "tpe" else max(RunQueue(store).slots, 1)
-    while asked < spec.planned_trials and open_trials < limit:
+    while asked < spec.planned_trials and open_trials < limit and new < ASK_AT_ONCE:
         trial = study.ask(_distributions(spec))
         _queue_group(store, sweep_id, spec, trial.number, _settings(spec, trial.params), submitter or "")
-        asked, open_trials = asked + 1, open_trials + 1
+        asked, open_trials, new = asked + 1, open_trials + 1, new + 1
     if asked >= spec.planned_trials and open_trials == 0:
         store.set_sweep_status(sweep_id, "done")
+
+
+def cancel(store: RunStore, sweep_id: str) -> int:
+    """Close an open sweep: no more settings are asked for, its queued runs are cancelled and its training runs
+    asked to stop. How many runs it cancelled or stopped."""
+    with store.exclusive("sweeps"):  # not while an advancer queues its next settings
+        store.set_sweep_status(sweep_id, "cancelled")
+    queue, ended = RunQueue(store), 0
+    for run in store.sweep_runs(sweep_id):
+        if run.status == QUEUED and queue.cancel(run.id):
+            ended += 1
+        elif run.status in ACTIVE and run.request != "stop":
+            store.request(run.id, "stop")
+            ended += 1
+    return ended
 
 
 def _queue_group(store: RunStore, sweep_id: str, spec: SweepSpec, number: int, settings: dict, submitter: str):
