@@ -18,7 +18,7 @@ from core.config import ConfigError, TrainConfig, parse_field
 from core.messages import ExplainedValueError, Message
 from core.runs.run_queue import RunQueue
 from core.runs.rows import ACTIVE, FINISHED, QUEUED, Run, SweepRow
-from core.runs.store import RunStore
+from core.runs.store import DatabaseError, RunStore, shown_url
 from core.training.events import Callback, EpochMetrics
 
 __all__ = ["Space", "SweepSpec", "parse_space", "create", "advance_all", "advance", "trial_rows", "TrialReporter",
@@ -126,16 +126,8 @@ class SweepSpec:
 
 
 # --- Optuna ------------------------------------------------------------------------------------------------------
-_storages: dict[str, Any] = {}  # one Optuna storage (and engine) per database in a process
-
-
 def _storage(store: RunStore):
-    import optuna  # deferred: the app imports it only when a sweep exists
-    optuna.logging.set_verbosity(optuna.logging.WARNING)  # its INFO lines would fill the worker's log
-    if store.url not in _storages:
-        kwargs = {"connect_args": {"timeout": 30}} if store.url.startswith("sqlite") else {"pool_pre_ping": True}
-        _storages[store.url] = optuna.storages.RDBStorage(store.url, engine_kwargs=kwargs)
-    return _storages[store.url]
+    return store.optuna_storage()
 
 
 def copy_studies(source: RunStore, target: RunStore) -> int:
@@ -229,8 +221,13 @@ def create(store: RunStore, spec: SweepSpec, submitter: str) -> str:
             if bad:
                 raise ExplainedValueError("sweep_value", name=s.name, why="; ".join(bad.values()))
     sweep_id = "sweep-" + time.strftime("%Y%m%d-%H%M%S") + f"-{int(time.time() * 1e6) % 1_000_000:06d}"
-    optuna.create_study(study_name=sweep_id, storage=_storage(store), direction="maximize",
-                        sampler=_sampler(spec), pruner=_pruner(spec))
+    try:
+        optuna.create_study(study_name=sweep_id, storage=_storage(store), direction="maximize",
+                            sampler=_sampler(spec), pruner=_pruner(spec))
+    except optuna.exceptions.StorageInternalError as e:  # Optuna's word for its database failing (a full disk)
+        why = str(e.__cause__ or e).strip().splitlines()[0]
+        raise DatabaseError("database_full" if "full" in why or "I/O" in why else "database_broken",
+                            url=shown_url(store.url), why=why) from None
     store.add_sweep(SweepRow(sweep_id, spec.name or sweep_id, spec.to_json(), submitter, time.time(), "open"))
     advance(store, sweep_id)
     return sweep_id

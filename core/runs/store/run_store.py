@@ -72,6 +72,7 @@ class RunStore(MetricRecords, QueueRecords, TeamRecords, RunRecords, Artifacts):
         if self.db.is_server:
             self.db_path = None
         migrate_to_head(self.db)
+        self.db.remember_file()
 
     @property
     def shares_database(self) -> bool:
@@ -92,6 +93,10 @@ class RunStore(MetricRecords, QueueRecords, TeamRecords, RunRecords, Artifacts):
         """The arguments a child process (core.worker, core.warm_worker, a rank) opens this same store with."""
         args = ["--store", str(self.root)]
         return args + ["--database-url", self.url] if self.db.is_server or self.url != sqlite_url(self.db_path) else args
+
+    def optuna_storage(self):
+        """The sweeps' Optuna studies, in this store's database (Optuna's RDB storage)."""
+        return self.db.optuna_storage()
 
     def exclusive(self, name: str):
         """A context in which this process alone, of all that open this store on any host, holds `name`."""
