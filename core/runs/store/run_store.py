@@ -11,6 +11,7 @@ import os
 import shutil
 import socket
 import time
+import unicodedata
 from pathlib import Path
 
 from sqlalchemy import delete, func, insert, select, update
@@ -39,6 +40,7 @@ MAX_ACTIVE_RUNS = 1  # for runs that bypass the queue (several hosts): one at a 
 HEARTBEAT_STALE_S = 60.0
 HOST = socket.gethostname()
 MAX_STEP_REQUEST = 10_000
+MAX_RUN_NAME = 80
 
 
 class StoreError(Explained, OSError):
@@ -47,6 +49,15 @@ class StoreError(Explained, OSError):
 
 class RunBusy(Explained, RuntimeError):
     """Another run is training; the message names it."""
+
+
+def checked_run_name(name: str) -> str:
+    """A run's name as kept: 1 to 80 characters, no control characters (newlines, ANSI escapes), on every path
+    (pages, command lines, sweeps, uploads); ExplainedValueError otherwise."""
+    name = name.strip()
+    if not name or len(name) > MAX_RUN_NAME or any(unicodedata.category(c).startswith("C") for c in name):
+        raise ExplainedValueError("bad_run_name", most=MAX_RUN_NAME)
+    return name
 
 
 def default_data_dir() -> Path:
@@ -109,6 +120,8 @@ class RunStore(MetricRecords, QueueRecords, TeamRecords, RunRecords, Artifacts):
         (RunBusy) while another run is active: the check and the insert are one transaction, so two
         simultaneous Starts cannot both win."""
         config.validate()
+        if name is not None:
+            name = checked_run_name(name)
         run_id = new_run_id()
         self.reconcile()
         with self.db.write(lock="runs") as conn:
@@ -153,10 +166,7 @@ class RunStore(MetricRecords, QueueRecords, TeamRecords, RunRecords, Artifacts):
         self.update(run_id, status=status, message=str(message), said=said, finished=time.time(), phase="")
 
     def rename(self, run_id: str, name: str) -> None:
-        name = name.strip()
-        if not name or len(name) > 80:
-            raise ExplainedValueError("bad_run_name")
-        self.update(run_id, name=name)
+        self.update(run_id, name=checked_run_name(name))
 
     def delete(self, run_id: str) -> None:
         check_run_id(run_id)  # before anything is touched: a row with a path for an id (a tampered store) too
