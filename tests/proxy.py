@@ -34,7 +34,9 @@ class Passthrough(web.RequestHandler):
             raise_error=False, follow_redirects=False, decompress_response=True)
         self.set_status(response.code, response.reason)
         for k, v in response.headers.get_all():
-            if k.lower() not in HOP_BY_HOP:
+            if k.lower() == "content-type":
+                self.set_header(k, v)  # replaces tornado's default text/html: two would make Chromium refuse the JS
+            elif k.lower() not in HOP_BY_HOP:
                 self.add_header(k, v)
         if response.body:
             self.write(response.body)
