@@ -38,7 +38,8 @@ class Actions:
 
     # --- anyone signed in --------------------------------------------------------------------------------------
     def start(self, config: TrainConfig, name: str | None = None, source: str = "dashboard") -> str:
-        run_id = launcher.start(self.store, config, name=name, source=source, submitter=self.person.ident)
+        run_id = launcher.start(self.store, config, name=name, source=source, submitter=self.person.ident,
+                                capped=not self.person.admin)
         self._did("start", self.store.get(run_id), detail=source)
         return run_id
 

@@ -31,7 +31,7 @@ CHOICE = ("network", "optimizer", "loss", "lr_schedule", "augment", "style", "mo
 SWEEPABLE = NUMERIC + CHOICE
 MAX_TRIALS = 200
 MAX_SEEDS = 10
-ASK_AT_ONCE = 20  # settings one advance asks for at most: a large sweep fills the queue over ticks, never stalls one
+ASK_AT_ONCE = 20  # settings open at once, and asked for in one advance: a large sweep never floods the queue
 
 
 @dataclass(frozen=True)
@@ -276,7 +276,9 @@ def _advance(store: RunStore, sweep_id: str, spec: SweepSpec | None, submitter: 
         else:
             open_trials += 1
     asked, new = len(study.trials), 0
-    limit = spec.planned_trials if spec.sampler != "tpe" else max(RunQueue(store).slots, 1)
+    # settings open (queued or training) at once: a few ahead of what can run, so that a sweep of any allowed
+    # size never floods the queue (TPE: as many as there are slots, each new one learning from the finished)
+    limit = min(spec.planned_trials, ASK_AT_ONCE) if spec.sampler != "tpe" else max(RunQueue(store).slots, 1)
     while asked < spec.planned_trials and open_trials < limit and new < ASK_AT_ONCE:
         trial = study.ask(_distributions(spec))
         _queue_group(store, sweep_id, spec, trial.number, _settings(spec, trial.params), submitter or "")
@@ -306,7 +308,7 @@ def _queue_group(store: RunStore, sweep_id: str, spec: SweepSpec, number: int, s
     for k in range(spec.seeds):
         config = spec.base.with_(**settings, seed=spec.base.seed + k)
         run_id = queue.submit(config, f"{spec.name or sweep_id} #{number} {label} seed {config.seed}"[:80], SOURCE,
-                              submitter)
+                              submitter, capped=False)  # a sweep holds at most ASK_AT_ONCE settings open
         store.update(run_id, sweep=sweep_id, trial=number, trial_seed=k)
 
 

@@ -115,10 +115,11 @@ class RunStore(MetricRecords, QueueRecords, TeamRecords, RunRecords, Artifacts):
 
     # --- runs -------------------------------------------------------------------------------------------
     def create_run(self, config: TrainConfig, name: str | None = None, source: str = "dashboard",
-                   status: str = "starting", exclusive: bool = True, **extra) -> str:
+                   status: str = "starting", exclusive: bool = True, most_queued: int | None = None, **extra) -> str:
         """Insert a run (extra: more of its columns, written in the same insert). With exclusive, refuse
-        (RunBusy) while another run is active: the check and the insert are one transaction, so two
-        simultaneous Starts cannot both win."""
+        (RunBusy) while another run is active; with most_queued, refuse (ExplainedValueError) when its submitter
+        already has that many queued: each check and the insert are one transaction, so two simultaneous Starts
+        cannot both win."""
         config.validate()
         if name is not None:
             name = checked_run_name(name)
@@ -129,6 +130,11 @@ class RunStore(MetricRecords, QueueRecords, TeamRecords, RunRecords, Artifacts):
                 busy = conn.execute(select(runs.c.name).where(runs.c.status.in_(ACTIVE))).scalars().all()
                 if len(busy) >= MAX_ACTIVE_RUNS:
                     raise RunBusy("run_busy_start", name=busy[0])
+            if most_queued is not None:
+                waiting = conn.execute(select(func.count()).select_from(runs).where(
+                    runs.c.status == "queued", runs.c.submitter == extra.get("submitter", ""))).scalar()
+                if waiting >= most_queued:
+                    raise ExplainedValueError("queue_full_for_person", n=waiting, env="STUDIO_MAX_QUEUED_PER_PERSON")
             conn.execute(insert(runs).values(id=run_id, name=name or f"{config.network}-{run_id[9:15]}", source=source,
                                              config=config.to_json(), status=status, created=time.time(),
                                              total_steps=0, **extra))
