@@ -86,6 +86,12 @@ class Actions:
         self._allow("cancel", run)
         return RunQueue(self.store).cancel(run.id)
 
+    def export(self, run: Run, fmt: str) -> bool:
+        """May this person export the run's model (MindIR, ONNX: files written into the store, CPU spent)? Its
+        owner or an admin; recorded either way. Everyone may download its checkpoint."""
+        self._allow("export", run, detail=fmt)
+        return True
+
     def cancel_sweep(self, sweep: SweepInfo) -> int:
         """Close the sweep: its queued runs cancelled, its training ones stopped; how many."""
         self._allow("cancel_sweep", sweep)

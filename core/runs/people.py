@@ -26,7 +26,7 @@ MAX_NAME = 40
 ADMINS_ENV = "STUDIO_ADMINS"
 # What only a run's owner or an admin may do (everyone may view, start, copy settings and re-run).
 CONTROLS = ("pause", "resume", "stop", "step", "learning_rate", "delay", "rename", "delete", "cancel",
-            "move_to_front", "resume_run", "cancel_sweep")
+            "move_to_front", "resume_run", "cancel_sweep", "export")
 
 
 class Owned(Protocol):
