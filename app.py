@@ -7,8 +7,9 @@ import streamlit as st  # noqa: E402
 
 from core.app import model_service  # noqa: E402
 from core.runtime import tune_gc_for_server  # noqa: E402
+from core.runs.store import DatabaseError  # noqa: E402
 from ui.gate import require_access  # noqa: E402
-from ui.i18n import t  # noqa: E402
+from ui.i18n import say, t  # noqa: E402
 from ui.people import identify  # noqa: E402
 from ui.navigation import DEFAULT_PAGE, PAGES, page_title, render_sidebar  # noqa: E402
 from ui.present import presentation_style, presenting  # noqa: E402
@@ -33,10 +34,15 @@ page = st.navigation([st.Page(open_default_page, title=t("common.app_name"), url
 if page.url_path == "":
     open_default_page()  # before anything is drawn: the Train page's run draws it all, once
 require_access()  # before anything of the app is drawn
-identify()  # who this is: signed in, a display name, or the one person of a local server
-render_sidebar(page_draws_status=page.url_path == "train")  # Train's live view draws the status with its own
-presentation_style()
+store_error = None
 try:
+    identify()  # who this is: signed in, a display name, or the one person of a local server
+    render_sidebar(page_draws_status=page.url_path == "train")  # Train's live view draws the status with its own
+    presentation_style()
     page.run()
+except DatabaseError as e:  # the store's database gone, broken or unreachable: said on every page, what to do
+    store_error = e
+    st.error(say(e))
 finally:  # after the first page's run (a page may stop or switch): MindSpore loads in the background, once
-    model_service.preload(get_store())
+    if store_error is None:
+        model_service.preload(get_store())

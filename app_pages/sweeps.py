@@ -4,6 +4,7 @@ import streamlit as st
 
 from core.runs import sweep as sweeps
 from ui.i18n import t
+from ui.people import actions, attempt
 from ui.session import get_store
 from ui.sweep_view import SWEEP_CHOSEN, linked_views, progress, promote, settings_table
 from ui.text import literal
@@ -20,6 +21,11 @@ sweep_id = st.selectbox(t("sweep.which"), ids, index=ids.index(chosen) if chosen
                         format_func=lambda i: next(f"{s.name} ({t('sweep.status_' + s.status)})" for s in known if s.id == i))
 st.session_state[SWEEP_CHOSEN] = sweep_id
 info = next(s for s in known if s.id == sweep_id)
+if info.status == "open" and st.button("⏹️ " + t("sweep.cancel"), help=t("sweep.cancel_help"), key="cancel_sweep"):
+    ended = attempt(actions().cancel_sweep, info)
+    if ended is not None:
+        st.toast(t("sweep.cancelled", n=ended))
+        st.rerun()
 
 
 @st.fragment(run_every=2.0 if info.status == "open" else None)

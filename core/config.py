@@ -108,10 +108,10 @@ class TrainConfig:
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, (int, float)) or (integer and not isinstance(v, int)):
                 say(name, "not_whole" if integer else "not_number", value=repr(v))
-            elif not math.isfinite(v):
+            elif isinstance(v, float) and not math.isfinite(v):  # an int is finite (and may be too big for a float)
                 say(name, "not_finite", value=repr(v))
             elif v < lo or (lo_open and v == lo) or v > hi:
-                say(name, "range_open" if lo_open else "range", lo=lo, hi=hi, value=repr(v))
+                say(name, "range_open" if lo_open else "range", lo=lo, hi=hi, value=_shown(v))
 
         number("learning_rate", 0, 10, lo_open=True)
         number("momentum", 0, 0.999)
@@ -139,11 +139,11 @@ class TrainConfig:
     def _shape_errors(self, say) -> None:
         hidden = self.hidden
         if not isinstance(hidden, tuple) or not all(isinstance(u, int) and not isinstance(u, bool) for u in hidden):
-            say("hidden", "hidden_not_units", value=repr(hidden))
+            say("hidden", "hidden_not_units", value=_shown(hidden, 40))
         elif len(hidden) > MAX_HIDDEN_LAYERS:
             say("hidden", "hidden_too_deep", n=len(hidden), most=MAX_HIDDEN_LAYERS)
         elif any(not 1 <= u <= MAX_UNITS for u in hidden):
-            say("hidden", "hidden_units_range", most=MAX_UNITS, value=field_text("hidden", hidden))
+            say("hidden", "hidden_units_range", most=MAX_UNITS, value=_shown(field_text("hidden", hidden), 40))
         changes = self.lr_changes
         steps = [c[0] for c in changes if isinstance(c, tuple) and len(c) == 2]
         if (len(steps) != len(changes) or any(not isinstance(s, int) or s < 1 for s in steps)
@@ -248,6 +248,12 @@ def parse_field(name: str, raw: Any, lang: str = "en") -> Any:
     if name in ("data_dir", "init_checkpoint"):
         return text_ or None
     return text_
+
+
+def _shown(value: Any, most: int = 24) -> str:
+    """A value as a message shows it: a 400-digit number from a link is cut, not printed whole."""
+    text_ = value if isinstance(value, str) else repr(value)
+    return text_ if len(text_) <= most else f"{text_[:most - 1]}… ({len(text_)} characters)"
 
 
 def _parse_hidden(text_: str, lang: str) -> tuple[int, ...]:

@@ -19,6 +19,8 @@ from core.config import ConfigError
 from core.messages import Explained
 from core.runs import launcher
 from core.runs import sweep as sweeps
+from core.runs.actions import Actions
+from core.runs.people import NotAllowed, person
 from core.runs.dispatcher import TICK_S
 from core.runs.store import RunStore
 from core.runs.store.arguments import add_store_arguments, open_store
@@ -42,6 +44,8 @@ def build_parser() -> argparse.ArgumentParser:
     add_store_arguments(ap)
     ap.add_argument("--json", action="store_true", help="print the results as JSON")
     ap.add_argument("--resume", default=None, metavar="SWEEP", help="wait for (and carry on) an existing sweep")
+    ap.add_argument("--cancel", default=None, metavar="SWEEP",
+                    help="close a sweep: its queued runs are cancelled and its training runs stopped")
     ap.add_argument("--preset", default=None, help=argparse.SUPPRESS)
     add_config_arguments(ap)
     return ap
@@ -73,9 +77,25 @@ def wait(store: RunStore, sweep_id: str, quiet: bool) -> None:
         print(file=sys.stderr)
 
 
+def _cancel(store: RunStore, sweep_id: str) -> int:
+    info = next((s for s in sweeps.list_sweeps(store) if s.id == sweep_id), None)
+    if info is None:
+        print(f"error: no sweep {sweep_id} in {store.where}", file=sys.stderr)
+        return 2
+    try:
+        ended = Actions(store, person(getpass.getuser())).cancel_sweep(info)
+    except NotAllowed as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    print(f"sweep {sweep_id} cancelled: {ended} run(s) cancelled or asked to stop")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     store = open_store(args)
+    if args.cancel:
+        return _cancel(store, args.cancel)
     try:
         sweep_id = args.resume or sweeps.create(store, spec_from_args(args), submitter=getpass.getuser())
     except (ConfigError, Explained) as e:

@@ -127,6 +127,9 @@ def main(argv: list[str] | None = None) -> int:
     except DataError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
+    if config.init_checkpoint and (problem := _init_checkpoint_problem(config)):
+        print(f"error: --init-checkpoint: {problem}", file=sys.stderr)
+        return 2
     try:
         store = open_store(args)
         run_id = _submit(store, config, args, cluster)
@@ -146,6 +149,20 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{config.workers} data-parallel workers · global batch {config.batch_size} = {config.workers} × "
               f"{config.worker_batch} per worker · worker logs in {store.logs_dir / run_id}")
     return _execute(store, run_id, args.out, cluster)
+
+
+def _init_checkpoint_problem(config: TrainConfig) -> str | None:
+    """Why the run could not start from its --init-checkpoint (None: it can), said before it is queued."""
+    prepare_process(config.network)
+    from core.model.checkpoint import CheckpointError, load  # deferred: MindSpore, after prepare_process
+    try:
+        loaded = load(config.init_checkpoint)
+    except CheckpointError as e:
+        return str(e)
+    if loaded.config.network != config.network or loaded.config.hidden != config.hidden:
+        return (f"{config.init_checkpoint} holds a {loaded.config.shape_label}, not the {config.shape_label} this "
+                "run trains")
+    return None
 
 
 def _submit(store: RunStore, config: TrainConfig, args: argparse.Namespace, cluster: ClusterSpec) -> str:

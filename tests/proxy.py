@@ -15,25 +15,28 @@ HOP_BY_HOP = {"connection", "keep-alive", "proxy-authenticate", "proxy-authoriza
               "transfer-encoding", "upgrade", "content-length", "host", "content-encoding"}
 
 
-def _forwarded(request) -> dict:
+def _forwarded(request, add: bool = True) -> dict:
     headers = {k: v for k, v in request.headers.get_all() if k.lower() not in HOP_BY_HOP}
-    headers["X-Forwarded-For"] = request.remote_ip
-    headers["X-Forwarded-Proto"] = "https"
+    if add:
+        headers["X-Forwarded-For"] = request.remote_ip
+        headers["X-Forwarded-Proto"] = "https"
     return headers
 
 
 class Passthrough(web.RequestHandler):
-    def initialize(self, upstream: str):
-        self.upstream = upstream
+    def initialize(self, upstream: str, add: bool):
+        self.upstream, self.add = upstream, add
 
     async def _pass(self):
         body = self.request.body if self.request.method in ("POST", "PUT", "PATCH") else None
         response = await httpclient.AsyncHTTPClient().fetch(
-            self.upstream + self.request.uri, method=self.request.method, headers=_forwarded(self.request), body=body,
+            self.upstream + self.request.uri, method=self.request.method, headers=_forwarded(self.request, self.add), body=body,
             raise_error=False, follow_redirects=False, decompress_response=True)
         self.set_status(response.code, response.reason)
         for k, v in response.headers.get_all():
-            if k.lower() not in HOP_BY_HOP:
+            if k.lower() == "content-type":
+                self.set_header(k, v)  # replaces tornado's default text/html: two would make Chromium refuse the JS
+            elif k.lower() not in HOP_BY_HOP:
                 self.add_header(k, v)
         if response.body:
             self.write(response.body)
@@ -42,15 +45,15 @@ class Passthrough(web.RequestHandler):
 
 
 class Socket(websocket.WebSocketHandler):
-    def initialize(self, upstream: str):
-        self.upstream = upstream.replace("http://", "ws://")
+    def initialize(self, upstream: str, add: bool):
+        self.upstream, self.add = upstream.replace("http://", "ws://"), add
         self.inner = None
 
     def select_subprotocol(self, subprotocols):
         return subprotocols[0] if subprotocols else None
 
     async def open(self, *args):
-        request = httpclient.HTTPRequest(self.upstream + self.request.uri, headers=_forwarded(self.request))
+        request = httpclient.HTTPRequest(self.upstream + self.request.uri, headers=_forwarded(self.request, self.add))
         protocols = [p.strip() for p in self.request.headers.get("Sec-WebSocket-Protocol", "").split(",") if p.strip()]
         self.inner = await websocket.websocket_connect(request, subprotocols=protocols or None)
         asyncio.ensure_future(self._pump())
@@ -76,9 +79,11 @@ class Socket(websocket.WebSocketHandler):
 
 
 class Proxy:
-    """Start: Proxy(upstream_url); its url; stop()."""
+    """Start: Proxy(upstream_url); its url; stop(). forwarded=False: a proxy that adds no X-Forwarded-* header
+    (nginx's plain proxy_pass)."""
 
-    def __init__(self, upstream: str):
+    def __init__(self, upstream: str, forwarded: bool = True):
+        self.add = forwarded
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.loop = asyncio.new_event_loop()
@@ -89,8 +94,8 @@ class Proxy:
 
     def _serve(self, upstream: str, ready: threading.Event):
         asyncio.set_event_loop(self.loop)
-        app = web.Application([(r"/_stcore/stream", Socket, {"upstream": upstream}),
-                               (r"/.*", Passthrough, {"upstream": upstream})])
+        app = web.Application([(r"/_stcore/stream", Socket, {"upstream": upstream, "add": self.add}),
+                               (r"/.*", Passthrough, {"upstream": upstream, "add": self.add})])
         self.server = HTTPServer(app)
         self.server.listen(self.port, address="127.0.0.1")
         ready.set()

@@ -84,7 +84,7 @@ def test_behind_a_reverse_proxy_no_password_means_instructions_only_and_a_passwo
                                                                                                    small_mnist):
     open_server = start_server(tmp_path / "open")
     guarded = start_server(tmp_path / "guarded", extra_env={"STUDIO_PASSWORD": "class pw"})
-    proxies = [Proxy(open_server.url), Proxy(guarded.url)]
+    proxies = [Proxy(open_server.url), Proxy(guarded.url), Proxy(open_server.url, forwarded=False)]
     try:
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
@@ -93,6 +93,9 @@ def test_behind_a_reverse_proxy_no_password_means_instructions_only_and_a_passwo
             expect(page.get_by_text("This server is reached through a proxy")).to_be_visible(timeout=60_000)
             expect(page.get_by_role("button", name="Start training")).to_have_count(0)
             shot(page, "teams-2-proxy-without-password")
+            page.goto(proxies[2].url + "/train")  # a proxy that adds no header: the browser's Origin gives it away
+            expect(page.get_by_text("This server is reached through a proxy")).to_be_visible(timeout=60_000)
+            expect(page.get_by_role("button", name="Start training")).to_have_count(0)
             page.goto(open_server.url + "/train")  # the same server, from this machine directly: one person's
             expect(page.get_by_role("button", name="Start training")).to_be_visible(timeout=60_000)
 

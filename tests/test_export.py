@@ -122,3 +122,19 @@ def test_the_runs_page_proves_the_exported_file_reads_the_same(with_run):
     said = [s.value for s in at.success]
     assert any("ONNX Runtime" in s and "500 of 500" in s for s in said), said
     assert any("Netron" in c.value for c in at.caption)
+
+
+def test_only_the_owner_or_an_admin_exports_a_run(with_run):
+    """core/runs/people.py's rule, enforced: another person's Export is refused (saying who may) and recorded;
+    the owner's goes ahead."""
+    from core.runs.actions import Actions
+    from core.runs.people import NotAllowed, person
+    store_, run_id = with_run
+    store_.update(run_id, submitter="ann")
+    run = store_.get(run_id)
+    with pytest.raises(NotAllowed) as e:
+        Actions(store_, person("bob", proven=False)).export(run, "onnx")
+    assert "ann" in str(e.value)
+    assert Actions(store_, person("ann", proven=False)).export(run, "onnx")
+    assert [(h.who, h.action, h.allowed) for h in store_.history()][:2] == [("ann", "export", True),
+                                                                           ("bob", "export", False)]

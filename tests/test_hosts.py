@@ -160,3 +160,35 @@ def _steps_seen_on(team: Team, host: str, run_id: str) -> int:
                          env=dict(team.env, PYTHONPATH=str(PROJECT_ROOT)))
     assert out.returncode == 0, out.stderr
     return int(out.stdout.strip())
+
+
+def test_one_data_parallel_run_over_two_hosts_through_msrun(tmp_path, small_mnist):
+    """The README's several-hosts example on two network namespaces — a real network between the hosts, each
+    with the other's store folder hidden: host 0 runs msrun's scheduler and rank 0 and records the run, host 1
+    runs rank 1 and joins over TCP at host 0's address (no stand-in for "not the master address" needed: it
+    is not host 1's)."""
+    hosts = Hosts()
+    try:
+        addr = [hosts.add("n0"), hosts.add("n1")]
+        folders = [tmp_path / "host0", tmp_path / "host1"]
+        for folder in folders:
+            folder.mkdir()
+        env = dict(os.environ, PYTHONPATH=str(PROJECT_ROOT))
+        env.pop("STUDIO_DATABASE_URL", None)
+        common = ["core.train", "--workers", "2", "--local-workers", "1", "--master-addr", addr[0],
+                  "--master-port", "8118", "--epochs", "1", "--network", "mlp", "--data-dir", str(small_mnist)]
+        procs = [hosts.popen(f"n{k}", [PY, "-m", *common, "--node-rank", str(k), "--store", str(folders[k])],
+                             hide=(folders[1 - k],), log=tmp_path / f"host{k}.out", env=env, cwd=PROJECT_ROOT)
+                 for k in (0, 1)]
+        codes = [p.wait(timeout=300) for p in procs]
+        outs = [(tmp_path / f"host{k}.out").read_text(errors="replace") for k in (0, 1)]
+        assert codes == [0, 0], outs
+        assert "completed: finished 1 epochs" in outs[0] and "host 0 (node rank 0) records the run" in outs[1]
+        logs = [next((folders[k] / "logs").iterdir()) for k in (0, 1)]
+        assert (logs[0] / "scheduler.log").exists() and not (logs[1] / "scheduler.log").exists()
+        assert (logs[0] / "worker_0.log").exists() and (logs[1] / "worker_1.log").exists()
+        for k in (0, 1):
+            (run,) = RunStore(folders[k]).list_runs()
+            assert run.status == "completed" and [w.rank for w in RunStore(folders[k]).ranks(run.id)] == [k]
+    finally:
+        hosts.close()

@@ -127,3 +127,28 @@ def test_my_handwriting_is_each_persons_own(store):
     assert [d.label for d in ann.list()] == [3] and [d.label for d in bob.list()] == [7]
     bob.delete(first)  # not his: nothing happens
     assert [d.id for d in ann.list()] == [first]
+
+
+def test_names_are_one_name_in_every_way_of_writing_them(store):
+    """Unicode case folding and NFKC everywhere: José/JOSÉ, Straße/STRASSE, full-width Ａｎｎ/Ann are one name
+    for taking a display name and for owning a run."""
+    from core.runs.people import claim_name, person
+    from core.runs.run_queue import RunQueue
+    for first, second in (("José", "JOSÉ"), ("Straße", "STRASSE"), ("Ａｎｎ", "ann")):
+        assert claim_name(store, first, f"browser of {first}") is None
+        refused = claim_name(store, second, "another browser")
+        assert refused is not None and refused.key == "name_taken", (first, second)
+        run = store.get(RunQueue(store, 1).submit(CONFIG, f"{first}'s", "test", submitter=first))
+        assert person(second, proven=False).owns(run), (first, second)
+    joses = store.get(RunQueue(store, 1).submit(CONFIG, "x", "test", submitter="José"))
+    assert not person("Jose", proven=False).owns(joses), "an accent is not a case"
+
+
+def test_a_run_name_is_capped_and_clean_on_every_path(store):
+    from core.messages import ExplainedValueError
+    for bad in ("x" * 81, "two\nlines", "red \x1b[31m"):
+        with pytest.raises(ExplainedValueError):
+            store.create_run(CONFIG, name=bad, exclusive=False)
+    p = cli("core.train", "--network", "mlp", "--name", "evil\x1b[2J", "--no-wait", "--store", str(store.root))
+    assert p.returncode == 2 and "without control characters" in p.stderr and "Traceback" not in p.stderr
+    assert store.list_runs() == []

@@ -199,3 +199,56 @@ def test_the_estimate_counts_the_runs_ahead(store):
                                              + queue.expected_seconds(CONFIG.with_(epochs=4)))
     store.update(first, eta=5.0, status="running")
     assert {w.run.id: w.starts_in_s for w in queue.waiting()}[second] == pytest.approx(5.0)
+
+
+def test_move_to_front_by_a_non_admin_reorders_only_their_own_runs(store):
+    """README's promise holds against Move to front: Ann moving her runs forward never pushes Bob's single run
+    back; an admin's Move to front puts a run before everything."""
+    from core.runs.actions import Actions
+    from core.runs.people import person
+    queue = RunQueue(store, slots=1)
+    mine = [queue.submit(CONFIG, f"ann-{i}", "test", submitter="ann") for i in range(30)]
+    bobs = queue.submit(CONFIG, "bob-0", "test", submitter="bob")
+    position = {w.run.id: w.position for w in queue.waiting()}
+    assert position[bobs] == 2
+    ann = Actions(store, person("ann", proven=False))
+    for run_id in mine[-10:]:
+        assert ann.move_to_front(store.get(run_id))
+    order = [w.run.id for w in queue.waiting()]
+    assert order.index(bobs) == 1, "Bob's run is still second"
+    assert order[0] == mine[-1], "Ann's last-moved run is her first"
+    admin = Actions(store, person("root", single_user=True))
+    assert admin.move_to_front(store.get(mine[5]))
+    assert [w.run.id for w in queue.waiting()][:3] == [mine[5], mine[-1], bobs]
+
+
+def test_one_persons_many_runs_never_make_another_wait_and_are_capped(store, monkeypatch):
+    """The dispatcher never waits on a submitter: with 200 runs of Ann's queued (and a 10⁶-setting sweep refused
+    at once), Bob's run starts within 2 s of a slot freeing; past STUDIO_MAX_QUEUED_PER_PERSON a person's next
+    Start is refused with what to do, an admin's is not."""
+    from core.messages import ExplainedValueError
+    from core.runs import sweep as sweeps
+    from core.runs.actions import Actions
+    from core.runs.people import person
+    monkeypatch.setenv("STUDIO_MAX_QUEUED_PER_PERSON", "200")
+    huge = sweeps.SweepSpec(CONFIG, tuple(sweeps.parse_space(f"{n}=" + ",".join(map(str, range(1, 101))))
+                                          for n in ("batch_size", "epochs", "patience")), "grid")
+    with pytest.raises(ExplainedValueError):
+        sweeps.create(store, huge, "ann")
+    queue = RunQueue(store, slots=1)
+    first = queue.submit(CONFIG, "ann-running", "test", submitter="ann")
+    assert queue.claim_next().id == first
+    for i in range(200):
+        queue.submit(CONFIG, f"ann-{i}", "test", submitter="ann")
+    with pytest.raises(ExplainedValueError) as e:
+        Actions(store, person("ann", proven=False)).start(CONFIG)
+    assert "You already have 200 runs waiting" in str(e.value) and "STUDIO_MAX_QUEUED_PER_PERSON" in str(e.value)
+    bobs = queue.submit(CONFIG, "bob-0", "test", submitter="bob")
+    started = []
+    dispatcher = Dispatcher(store, lambda s, run_id: started.append(run_id), queue)
+    store.finish(first, "completed")
+    t0 = time.monotonic()
+    dispatcher.tick()
+    assert started == [bobs] and time.monotonic() - t0 < 2.0, (started, time.monotonic() - t0)
+    admin = Actions(store, person("root", single_user=True))
+    assert store.get(admin.start(CONFIG)).status == "queued", "an admin is not capped"

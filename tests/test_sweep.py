@@ -124,3 +124,34 @@ def test_advancers_at_once_never_ask_for_more_settings_than_planned(store, monke
         th.join()
     runs = store.list_runs()
     assert len(runs) == 4 and sorted(r.trial for r in runs) == [0, 1, 2, 3]
+
+
+def test_a_grid_too_big_is_refused_and_a_sweep_can_be_cancelled_by_its_owner_only(store, monkeypatch):
+    """10⁶ combinations are refused with what to do (the cap applies to a full grid too); a sweep holds at most
+    ASK_AT_ONCE settings open, so it never floods the queue; Cancel closes it: queued runs cancelled, nothing
+    more asked, and only its owner or an admin may."""
+    from core.runs.actions import Actions
+    from core.runs.people import NotAllowed, person
+    spaces = tuple(sweeps.parse_space(f"{n}=" + ",".join(str(v) for v in range(1, 101)))
+                   for n in ("batch_size", "epochs"))
+    huge = sweeps.SweepSpec(TrainConfig(network="mlp"), spaces + (sweeps.parse_space(
+        "learning_rate=" + ",".join(f"0.0{i:02d}1" for i in range(100))),), "grid")
+    with pytest.raises(ExplainedValueError) as e:
+        sweeps.create(store, huge, submitter="ann")
+    assert "1,000,000 combinations" in str(e.value) and "at most 200" in str(e.value)
+    assert store.sweeps() == [] and store.list_runs() == []
+    big = sweeps.SweepSpec(TrainConfig(network="mlp"), (sweeps.parse_space(
+        "learning_rate=" + ",".join(f"0.{i:03d}1" for i in range(150))),), "grid", seeds=2)
+    sweep_id = sweeps.create(store, big, submitter="ann")
+    assert len(store.list_runs()) == sweeps.ASK_AT_ONCE * 2, "a bounded number of settings queued at once"
+    sweeps.advance(store, sweep_id)
+    assert len(store.list_runs()) == sweeps.ASK_AT_ONCE * 2, "no more while those are open: the queue is not flooded"
+    info = next(s for s in sweeps.list_sweeps(store) if s.id == sweep_id)
+    with pytest.raises(NotAllowed):
+        Actions(store, person("bob", proven=False)).cancel_sweep(info)
+    assert Actions(store, person("ann", proven=False)).cancel_sweep(info) == sweeps.ASK_AT_ONCE * 2
+    assert {r.status for r in store.list_runs()} == {"cancelled"} and store.sweep(sweep_id).status == "cancelled"
+    sweeps.advance_all(store)
+    assert len(store.list_runs()) == sweeps.ASK_AT_ONCE * 2, "a cancelled sweep asks for nothing more"
+    assert [(h.who, h.action, h.allowed) for h in store.history()][:2] == [("ann", "cancel_sweep", True),
+                                                                          ("bob", "cancel_sweep", False)]

@@ -7,11 +7,14 @@ from dataclasses import fields
 import pandas as pd
 import streamlit as st
 
+from core.app.access import check_data_path
 from core.app.model_service import MINDSPORE_LOCK
 from core.config import TrainConfig, field_text, parse_fields
+from core.data.idx import DataError
 from ui.i18n import LANG_PARAM, label, language, t
 from ui.present import PRESENT_PARAM
-from ui.session import set_config
+from ui.server import shared_server
+from ui.session import get_store, set_config
 
 __all__ = ["URL_FIELDS", "config_from_url", "write_url", "layer_table", "ConfigForm", "replace_config"]
 
@@ -26,11 +29,24 @@ def config_from_url(base: TrainConfig) -> tuple[TrainConfig, dict[str, str]]:
     for key in st.query_params.keys():
         if key not in URL_FIELDS and key not in KEPT_PARAMS:
             errors[key] = t("configure.unknown_param", key=key, value=repr(st.query_params[key]))
+    if values.get("init_checkpoint") and shared_server() and not _in_store(values["init_checkpoint"]):
+        errors["init_checkpoint"] = t("configure.link_checkpoint")  # says nothing of what exists elsewhere
+        values.pop("init_checkpoint")
     candidate = base.with_(**values)
     for name, msg in candidate.errors(language()).items():
         errors[name] = t("configure.from_link", msg=msg)
         values.pop(name, None)
     return base.with_(**{k: v for k, v in values.items() if k not in errors}), errors
+
+
+def _in_store(path: str) -> bool:
+    """Whether path names a file in this server's run store's checkpoints (what a shared server's link may
+    start from: a run's weights, never another file of the server)."""
+    try:
+        check_data_path(path, [get_store().checkpoints])
+    except (DataError, OSError, ValueError):
+        return False
+    return True
 
 
 def write_url(config: TrainConfig) -> None:

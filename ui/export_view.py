@@ -14,7 +14,7 @@ from core.model.export import FORMATS
 from core.runs.finetune import evaluation_split
 from core.runs.rows import Run
 from core.runs.store import RunStore
-from ui.people import actions
+from ui.people import actions, attempt
 from ui.i18n import say, t
 
 __all__ = ["export_panel", "LAST_DRAWING"]
@@ -25,12 +25,11 @@ LAST_DRAWING = "last_drawing"  # session key: the 28×28 image Draw last read
 def export_panel(store: RunStore, run: Run) -> None:
     fmt = st.radio(t("runs.export_format"), list(FORMATS), horizontal=True, key="export_format",
                    format_func=lambda f: t(f"runs.format_{f}"))
-    if st.button("📦 " + t("runs.export"), key="export"):
+    if st.button("📦 " + t("runs.export"), key="export") and attempt(actions().export, run, fmt):
         try:
             with st.spinner(t("runs.exporting")):
                 path = model_service.export(run.checkpoint, fmt, store.export_dir(run.id))
             st.session_state["exported"] = (run.id, fmt, path)
-            actions().did("export", run, detail=fmt)
             with st.spinner(t("runs.checking")):
                 st.session_state["export_checks"] = _checks(run, fmt, path)
         except (CheckpointError, DataError, OSError, RuntimeError, ValueError) as e:

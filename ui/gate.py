@@ -39,7 +39,8 @@ def require_access() -> None:
         if verdict.granted:
             st.session_state["_access"] = "granted"
             st.rerun()
-        st.error(t("gate.wrong"))
+        if verdict.checked:  # locked out, a password is not read: saying "wrong" would mislead the right one
+            st.error(t("gate.wrong"))
         if verdict.locked_for_s > 0:
             st.warning(t("gate.locked", s=math.ceil(verdict.locked_for_s)))
     st.stop()

@@ -13,6 +13,8 @@ from ui.text import literal
 
 __all__ = ["queue_panel", "queue_line"]
 
+SHOWN = 12  # rows drawn with their buttons; the rest are counted (a person with 200 queued runs gets a page, not 400 buttons)
+
 
 def queue_panel(store: RunStore, key: str) -> None:
     """Every queued run in start order, with Cancel and Move to front (nothing when the queue is empty)."""
@@ -22,7 +24,8 @@ def queue_panel(store: RunStore, key: str) -> None:
         return
     st.markdown("#### ⏳ " + t("queue.header", n=len(waiting), slots=queue.slots))
     act = actions()
-    for w in waiting:
+    shown = [w for w in waiting if w.position <= SHOWN or act.person.may("cancel", w.run)][:SHOWN * 2]
+    for w in shown:
         row = st.container(horizontal=True, vertical_alignment="center")
         row.markdown(t("queue.row", position=w.position, name=literal(w.run.name),
                        who=literal(w.run.submitter or w.run.source), network=literal(w.run.config.shape_label),
@@ -37,6 +40,8 @@ def queue_panel(store: RunStore, key: str) -> None:
             if cancelled is not None:
                 st.toast(t("queue.cancelled", name=w.run.name) if cancelled else t("queue.already_started"))
                 st.rerun()
+    if len(shown) < len(waiting):
+        st.caption(t("queue.more", n=len(waiting) - len(shown)))
     st.caption(t("queue.policy"))
 
 

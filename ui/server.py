@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+from urllib.parse import urlsplit
 
 import streamlit as st
 
@@ -33,9 +34,22 @@ def oidc_configured() -> bool:
 
 
 def behind_proxy() -> bool:
-    """This session's request came through a reverse proxy (forwarded headers)."""
+    """This session's request came through a reverse proxy: forwarded headers, or a browser that named another
+    address than this server's own (a proxy that adds no header, as nginx's plain proxy_pass: the browser's
+    Origin still says where it went)."""
     headers = st.context.headers
-    return any(headers.get(h) for h in FORWARDED_HEADERS)
+    return any(headers.get(h) for h in FORWARDED_HEADERS) or _reached_elsewhere(headers.get("origin", ""))
+
+
+def _reached_elsewhere(origin: str) -> bool:
+    if not origin:
+        return False  # not a browser's websocket (AppTest, a script): nothing says it came from elsewhere
+    try:
+        parts = urlsplit(origin)
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+    except ValueError:
+        return True  # an Origin this server cannot read is not its own
+    return not (is_loopback(parts.hostname) and port == int(st.get_option("server.port")))
 
 
 def client_address() -> str:

@@ -189,7 +189,11 @@ def promote(store: RunStore, info: sweeps.SweepInfo, found: list[sweeps.Setting]
     epochs = st.number_input(t("sweep.promote_epochs"), 1, 1000, info.spec.base.epochs * 3, key=f"promote_{info.id}")
     if st.button("🏆 " + t("sweep.promote", setting=_values_text(best.values)), key=f"promote_btn_{info.id}"):
         config = info.spec.base.with_(**best.values, epochs=int(epochs))
-        run_id = actions().start(config, name=t("sweep.promoted_name", name=info.name)[:80])
+        try:
+            run_id = actions().start(config, name=t("sweep.promoted_name", name=info.name)[:80])
+        except (ValueError, OSError) as e:  # too many of this person's runs waiting, a store that cannot be written
+            st.error(t("train.could_not_start", error=say(e)))
+            return
         st.session_state["run_id"] = run_id
         st.switch_page("app_pages/train.py")
     st.caption(t("sweep.promote_help", name=literal(info.name)))

@@ -27,7 +27,8 @@ SPACING_S = 0.5
 @dataclass(frozen=True)
 class Verdict:
     granted: bool
-    locked_for_s: float = 0.0  # > 0: refused unchecked, try again after this long
+    locked_for_s: float = 0.0  # > 0: this address is locked out for this long
+    checked: bool = True       # False: refused unchecked (locked out): right or wrong, the password was not read
 
 
 class Throttle:
@@ -44,11 +45,11 @@ class Throttle:
         """Check a password (check() -> whether it is right) for a client address, under the throttle."""
         wait = self._locked(address)
         if wait > 0:
-            return Verdict(False, wait)
+            return Verdict(False, wait, checked=False)
         with self._line:
             wait = self._locked(address)  # locked while this one waited in line
             if wait > 0:
-                return Verdict(False, wait)
+                return Verdict(False, wait, checked=False)
             if check():
                 return Verdict(True)
             self._fail(address)

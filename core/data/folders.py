@@ -33,9 +33,15 @@ class MnistFolder:
         return self.test_count is not None
 
 
+PATH_MAX, NAME_MAX = 4096, 255  # Linux's limits for a whole path and one name in it, in bytes
+
+
 def resolve_path(path: str | os.PathLike) -> Path:
     """The absolute path with symlinks and '..' resolved; DataError (not RuntimeError or OSError) for a path
     that cannot be resolved, e.g. a symlink loop."""
+    text = os.fspath(path)
+    if len(os.fsencode(text)) > PATH_MAX or any(len(os.fsencode(part)) > NAME_MAX for part in Path(text).parts):
+        raise DataError("path_too_long", start=text[:60], n=len(text), most=PATH_MAX, name_most=NAME_MAX)
     try:
         return Path(path).expanduser().resolve()
     except (RuntimeError, OSError) as e:  # Python 3.11 raises RuntimeError("Symlink loop from ...")

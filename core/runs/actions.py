@@ -11,7 +11,9 @@ import time
 from core.config import TrainConfig
 from core.runs import launcher
 from core.runs.people import NotAllowed, Person
+from core.runs import sweep as sweeps
 from core.runs.rows import HistoryLine, RequestNotice, Run
+from core.runs.sweep import SweepInfo
 from core.runs.run_queue import RunQueue
 from core.runs.store import RunStore
 
@@ -36,7 +38,8 @@ class Actions:
 
     # --- anyone signed in --------------------------------------------------------------------------------------
     def start(self, config: TrainConfig, name: str | None = None, source: str = "dashboard") -> str:
-        run_id = launcher.start(self.store, config, name=name, source=source, submitter=self.person.ident)
+        run_id = launcher.start(self.store, config, name=name, source=source, submitter=self.person.ident,
+                                capped=not self.person.admin)
         self._did("start", self.store.get(run_id), detail=source)
         return run_id
 
@@ -83,9 +86,22 @@ class Actions:
         self._allow("cancel", run)
         return RunQueue(self.store).cancel(run.id)
 
+    def export(self, run: Run, fmt: str) -> bool:
+        """May this person export the run's model (MindIR, ONNX: files written into the store, CPU spent)? Its
+        owner or an admin; recorded either way. Everyone may download its checkpoint."""
+        self._allow("export", run, detail=fmt)
+        return True
+
+    def cancel_sweep(self, sweep: SweepInfo) -> int:
+        """Close the sweep: its queued runs cancelled, its training ones stopped; how many."""
+        self._allow("cancel_sweep", sweep)
+        return sweeps.cancel(self.store, sweep.id)
+
     def move_to_front(self, run: Run) -> bool:
+        """An admin moves a run to the front of the whole queue; its owner, to the front of their own runs (their
+        turn among other people's stays where it is: fairness holds)."""
         self._allow("move_to_front", run)
-        return RunQueue(self.store).move_to_front(run.id)
+        return RunQueue(self.store).move_to_front(run.id, own_line=not self.person.admin)
 
     # --- the rule and the record -------------------------------------------------------------------------------
     def _allow(self, what: str, run: Run, detail: str = "") -> None:

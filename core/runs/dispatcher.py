@@ -27,6 +27,7 @@ __all__ = ["Dispatcher", "TICK_S", "LEASE_S"]
 
 TICK_S = 0.5    # a freed slot is filled within this (plus a process start)
 LEASE_S = 5.0   # a dispatcher silent this long is taken over
+REPEAT_S = 60.0  # the same failure is said again this often while it lasts
 
 
 
@@ -78,11 +79,16 @@ class Dispatcher:
     def run_forever(self, stop: threading.Event) -> None:
         """Tick until stop is set; then hand the lease back at once."""
         try:
+            said, said_at = "", 0.0
             while not stop.is_set():
                 try:
                     self.tick()
+                    said = ""
                 except Exception as e:  # a locked database, a full disk: log it and try again next tick
-                    print(f"dispatcher {self.owner}: {type(e).__name__}: {e}", flush=True)
+                    line = f"dispatcher {self.owner}: {type(e).__name__}: {e}"
+                    if line != said or time.monotonic() - said_at > REPEAT_S:  # once, not every tick
+                        print(line + (" (retrying every tick)" if line != said else " (still)"), flush=True)
+                        said, said_at = line, time.monotonic()
                 stop.wait(TICK_S)
         finally:
             self.release()

@@ -95,7 +95,8 @@ def _record(store: RunStore, run_id: str, callbacks: Iterable[Callback], paralle
             recorder.flush()
             if rank is not None:
                 rank.finish("failed", e.said if isinstance(e, Explained) else str(e).strip() or type(e).__name__)
-            store.log(run_id, "failed:\n" + traceback.format_exc())
+            # a person's mistake (a checkpoint that is not one, a missing folder) is said; a fault keeps its traceback
+            store.log(run_id, f"failed: {e}" if isinstance(e, Explained) else "failed:\n" + traceback.format_exc())
             store.finish(run_id, "failed", e.said if isinstance(e, Explained) else str(e).strip() or type(e).__name__)
             raise
 

@@ -65,10 +65,11 @@ def shutdown(store: RunStore) -> None:
 
 
 def start(store: RunStore, config: TrainConfig, name: str | None = None, source: str = "dashboard",
-          submitter: str = "") -> str:
+          submitter: str = "", capped: bool = True) -> str:
     """Queue a run and start it now if a slot is free (and this process may dispatch); returns its id. Never
-    refused for being busy: it waits its turn (core/runs/run_queue.py)."""
-    run_id = RunQueue(store).submit(config, name, source, submitter)
+    refused for being busy: it waits its turn (core/runs/run_queue.py); refused when its submitter already has
+    too many waiting (capped: not for an admin)."""
+    run_id = RunQueue(store).submit(config, name, source, submitter, capped=capped)
     dispatcher_for(store).tick()
     return run_id
 

@@ -12,6 +12,7 @@ import hashlib
 import os
 import unicodedata
 from dataclasses import dataclass
+from typing import Protocol
 
 from core.messages import Explained, Message
 from core.runs.rows import Run
@@ -25,7 +26,13 @@ MAX_NAME = 40
 ADMINS_ENV = "STUDIO_ADMINS"
 # What only a run's owner or an admin may do (everyone may view, start, copy settings and re-run).
 CONTROLS = ("pause", "resume", "stop", "step", "learning_rate", "delay", "rename", "delete", "cancel",
-            "move_to_front", "resume_run")
+            "move_to_front", "resume_run", "cancel_sweep", "export")
+
+
+class Owned(Protocol):
+    """What has an owner: a run, a sweep."""
+    name: str
+    submitter: str
 
 
 class NotAllowed(Explained, PermissionError):
@@ -50,13 +57,13 @@ class Person:
         """What a run records as its owner (the e-mail when known: names are not unique)."""
         return self.email or self.name
 
-    def owns(self, run: Run) -> bool:
+    def owns(self, run: Owned) -> bool:
         return bool(run.submitter) and fold_name(run.submitter) in {fold_name(self.ident), fold_name(self.name)}
 
-    def may(self, what: str, run: Run) -> bool:
+    def may(self, what: str, run: Owned) -> bool:
         return what not in CONTROLS or self.admin or self.owns(run)
 
-    def check(self, what: str, run: Run) -> None:
+    def check(self, what: str, run: Owned) -> None:
         """NotAllowed (saying who may) unless this person may do `what` to run."""
         if not self.may(what, run):
             raise NotAllowed("not_allowed", what=Message(f"action_{what}"), name=run.name, owner=run.submitter or "nobody",

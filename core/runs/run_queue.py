@@ -27,6 +27,8 @@ from core.runs.store import RunStore
 __all__ = ["RunQueue", "QueuedRun", "SLOTS_ENV", "slots_setting", "dispatch_order"]
 
 SLOTS_ENV = "STUDIO_SLOTS"
+MAX_QUEUED_ENV = "STUDIO_MAX_QUEUED_PER_PERSON"
+DEFAULT_MAX_QUEUED = 100
 DEFAULT_SLOTS = 1
 MAX_SLOTS = 64
 FALLBACK_SAMPLES_PER_S = {"lenet5": 5_000.0, "mlp": 10_000.0}  # before any run of the network has finished
@@ -42,6 +44,16 @@ def slots_setting() -> int:
     if not raw.isdigit() or not 0 <= int(raw) <= MAX_SLOTS:
         raise ValueError(f"{SLOTS_ENV}={raw!r}: set it to a whole number of runs that may train at once on this "
                          f"host, 0 (none: a Dask cluster trains them) to {MAX_SLOTS}")
+    return int(raw)
+
+
+def max_queued_setting() -> int:
+    """STUDIO_MAX_QUEUED_PER_PERSON: how many runs one person may have waiting (admins and sweeps aside)."""
+    raw = os.environ.get(MAX_QUEUED_ENV, "").strip()
+    if not raw:
+        return DEFAULT_MAX_QUEUED
+    if not raw.isdigit() or int(raw) < 1:
+        raise ValueError(f"{MAX_QUEUED_ENV}={raw!r}: set it to a whole number of queued runs per person, 1 or more")
     return int(raw)
 
 
@@ -77,11 +89,14 @@ class RunQueue:
 
     # --- submitting ------------------------------------------------------------------------------------------
     def submit(self, config: TrainConfig, name: str | None, source: str, submitter: str,
-               waiter_pid: int | None = None) -> str:
+               waiter_pid: int | None = None, capped: bool = True) -> str:
         """Queue a run (never refused for being busy); returns its id. waiter_pid: a process that will train
-        it itself when it may start (the command line); otherwise a dispatcher starts a worker for it."""
+        it itself when it may start (the command line); otherwise a dispatcher starts a worker for it.
+        capped: refused (ExplainedValueError) when its submitter already has STUDIO_MAX_QUEUED_PER_PERSON runs
+        waiting — False for an admin, and for a sweep's runs (a sweep queues a bounded few at a time)."""
         needed = min(max(config.workers, 1), self.slots)  # more workers than slots: it takes the whole host
         run_id = self.store.create_run(config, name=name, source=source, status=QUEUED, exclusive=False,
+                                       most_queued=max_queued_setting() if capped else None,
                                        submitter=submitter or "", queue_order=time.time(), waiter_pid=waiter_pid,
                                        slots=needed)  # one insert: a dispatcher never sees it half made
         self.store.log(run_id, f"queued by {submitter or 'someone'} ({source})")
@@ -94,11 +109,13 @@ class RunQueue:
             self.store.log(run_id, "cancelled while queued")
         return done
 
-    def move_to_front(self, run_id: str) -> bool:
-        """Make a queued run the next to start (False: it is not queued any more)."""
-        done = self.store.move_to_front(run_id)
+    def move_to_front(self, run_id: str, own_line: bool = False) -> bool:
+        """Make a queued run the next to start (False: it is not queued any more); own_line: the next of its
+        submitter's own runs, still taking turns with other people's."""
+        done = self.store.move_to_front(run_id, own_line)
         if done:
-            self.store.log(run_id, "moved to the front of the queue")
+            self.store.log(run_id, "moved to the front of its owner's runs" if own_line
+                           else "moved to the front of the queue")
         return done
 
     # --- reading ---------------------------------------------------------------------------------------------

@@ -18,7 +18,7 @@ from core.config import ConfigError, TrainConfig, parse_field
 from core.messages import ExplainedValueError, Message
 from core.runs.run_queue import RunQueue
 from core.runs.rows import ACTIVE, FINISHED, QUEUED, Run, SweepRow
-from core.runs.store import RunStore
+from core.runs.store import DatabaseError, RunStore, shown_url
 from core.training.events import Callback, EpochMetrics
 
 __all__ = ["Space", "SweepSpec", "parse_space", "create", "advance_all", "advance", "trial_rows", "TrialReporter",
@@ -31,6 +31,7 @@ CHOICE = ("network", "optimizer", "loss", "lr_schedule", "augment", "style", "mo
 SWEEPABLE = NUMERIC + CHOICE
 MAX_TRIALS = 200
 MAX_SEEDS = 10
+ASK_AT_ONCE = 20  # settings open at once, and asked for in one advance: a large sweep never floods the queue
 
 
 @dataclass(frozen=True)
@@ -99,6 +100,8 @@ class SweepSpec:
             out.append(Message("sweep_counts", {"seeds": MAX_SEEDS, "trials": MAX_TRIALS}))
         if self.base.val_fraction == 0:
             out.append(Message("sweep_needs_validation"))
+        if self.sampler == "grid" and not self.trials and self.planned_trials > MAX_TRIALS:
+            out.append(Message("sweep_grid_too_big", {"n": self.planned_trials, "most": MAX_TRIALS}))
         return out
 
     @property
@@ -123,16 +126,8 @@ class SweepSpec:
 
 
 # --- Optuna ------------------------------------------------------------------------------------------------------
-_storages: dict[str, Any] = {}  # one Optuna storage (and engine) per database in a process
-
-
 def _storage(store: RunStore):
-    import optuna  # deferred: the app imports it only when a sweep exists
-    optuna.logging.set_verbosity(optuna.logging.WARNING)  # its INFO lines would fill the worker's log
-    if store.url not in _storages:
-        kwargs = {"connect_args": {"timeout": 30}} if store.url.startswith("sqlite") else {"pool_pre_ping": True}
-        _storages[store.url] = optuna.storages.RDBStorage(store.url, engine_kwargs=kwargs)
-    return _storages[store.url]
+    return store.optuna_storage()
 
 
 def copy_studies(source: RunStore, target: RunStore) -> int:
@@ -226,8 +221,13 @@ def create(store: RunStore, spec: SweepSpec, submitter: str) -> str:
             if bad:
                 raise ExplainedValueError("sweep_value", name=s.name, why="; ".join(bad.values()))
     sweep_id = "sweep-" + time.strftime("%Y%m%d-%H%M%S") + f"-{int(time.time() * 1e6) % 1_000_000:06d}"
-    optuna.create_study(study_name=sweep_id, storage=_storage(store), direction="maximize",
-                        sampler=_sampler(spec), pruner=_pruner(spec))
+    try:
+        optuna.create_study(study_name=sweep_id, storage=_storage(store), direction="maximize",
+                            sampler=_sampler(spec), pruner=_pruner(spec))
+    except optuna.exceptions.StorageInternalError as e:  # Optuna's word for its database failing (a full disk)
+        why = str(e.__cause__ or e).strip().splitlines()[0]
+        raise DatabaseError("database_full" if "full" in why or "I/O" in why else "database_broken",
+                            url=shown_url(store.url), why=why) from None
     store.add_sweep(SweepRow(sweep_id, spec.name or sweep_id, spec.to_json(), submitter, time.time(), "open"))
     advance(store, sweep_id)
     return sweep_id
@@ -275,14 +275,31 @@ def _advance(store: RunStore, sweep_id: str, spec: SweepSpec | None, submitter: 
             _tell(study, trial.number, group)
         else:
             open_trials += 1
-    asked = len(study.trials)
-    limit = spec.planned_trials if spec.sampler != "tpe" else max(RunQueue(store).slots, 1)
-    while asked < spec.planned_trials and open_trials < limit:
+    asked, new = len(study.trials), 0
+    # settings open (queued or training) at once: a few ahead of what can run, so that a sweep of any allowed
+    # size never floods the queue (TPE: as many as there are slots, each new one learning from the finished)
+    limit = min(spec.planned_trials, ASK_AT_ONCE) if spec.sampler != "tpe" else max(RunQueue(store).slots, 1)
+    while asked < spec.planned_trials and open_trials < limit and new < ASK_AT_ONCE:
         trial = study.ask(_distributions(spec))
         _queue_group(store, sweep_id, spec, trial.number, _settings(spec, trial.params), submitter or "")
-        asked, open_trials = asked + 1, open_trials + 1
+        asked, open_trials, new = asked + 1, open_trials + 1, new + 1
     if asked >= spec.planned_trials and open_trials == 0:
         store.set_sweep_status(sweep_id, "done")
+
+
+def cancel(store: RunStore, sweep_id: str) -> int:
+    """Close an open sweep: no more settings are asked for, its queued runs are cancelled and its training runs
+    asked to stop. How many runs it cancelled or stopped."""
+    with store.exclusive("sweeps"):  # not while an advancer queues its next settings
+        store.set_sweep_status(sweep_id, "cancelled")
+    queue, ended = RunQueue(store), 0
+    for run in store.sweep_runs(sweep_id):
+        if run.status == QUEUED and queue.cancel(run.id):
+            ended += 1
+        elif run.status in ACTIVE and run.request != "stop":
+            store.request(run.id, "stop")
+            ended += 1
+    return ended
 
 
 def _queue_group(store: RunStore, sweep_id: str, spec: SweepSpec, number: int, settings: dict, submitter: str):
@@ -291,7 +308,7 @@ def _queue_group(store: RunStore, sweep_id: str, spec: SweepSpec, number: int, s
     for k in range(spec.seeds):
         config = spec.base.with_(**settings, seed=spec.base.seed + k)
         run_id = queue.submit(config, f"{spec.name or sweep_id} #{number} {label} seed {config.seed}"[:80], SOURCE,
-                              submitter)
+                              submitter, capped=False)  # a sweep holds at most ASK_AT_ONCE settings open
         store.update(run_id, sweep=sweep_id, trial=number, trial_seed=k)
 
 

@@ -157,3 +157,17 @@ def test_no_shell_strings_are_built():
     offenders = [f"{p.relative_to(PROJECT_ROOT)}: {m.group(0)}" for p in sources
                  for m in re.finditer(r"shell\s*=\s*True|os\.system\(|os\.popen\(", p.read_text())]
     assert len(sources) > 20 and offenders == []
+
+
+def test_the_right_password_during_a_lockout_is_told_to_wait_not_that_it_is_wrong(store, monkeypatch):
+    monkeypatch.setenv("STUDIO_PASSWORD", "right one")
+    monkeypatch.setattr("ui.gate.THROTTLE", Throttle(free=1, lockout_s=60.0, spacing_s=0.0))
+    monkeypatch.setattr("ui.gate.client_address", lambda: "192.0.2.7")  # AppTest's own address is a new mock each run
+    at = page("runs")
+    at.text_input(key="login_password").input("a guess")  # one wrong try locks this address out (free=1)
+    at.button[0].click().run()
+    assert any("Wrong password" in e.value for e in at.error) and any("wait" in w.value for w in at.warning)
+    at.text_input(key="login_password").input("right one")
+    at.button[0].click().run()
+    assert not any("Wrong password" in e.value for e in at.error), "the right password is not 'wrong'"
+    assert any("Too many wrong passwords" in w.value for w in at.warning)

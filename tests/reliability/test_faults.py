@@ -14,6 +14,7 @@ from core.runs import launcher
 from core.config import TrainConfig
 from core.runs.execute import execute
 from core.runs.store import RunStore
+from core.runs.store.database import dispose
 from tests.helpers import cli, small_filesystem, wait_for
 
 
@@ -143,3 +144,29 @@ def test_divergence_after_a_good_epoch_keeps_that_epochs_checkpoint(store, mlp_c
     assert run.status == "diverged" and "at step 20 (epoch 2)" in run.message and "Lower the learning rate" in run.message
     assert checkpoint.load(run.checkpoint).meta["epoch"] == 1
     assert store.resumable(run) is not None  # diverged runs are not resumed with the same settings
+
+
+def test_a_full_disk_under_the_store_is_said_by_the_command_lines_that_queue(tmp_path, small_mnist):
+    """core.train --no-wait and core.sweep on a store whose disk is full (a real 2 MB tmpfs, filled): exit 2
+    with what to do, no traceback, and nothing half-queued."""
+    folder = tmp_path / "store"
+    with small_filesystem(folder, "2m"):
+        RunStore(folder)  # the store exists (migrated) before the disk fills
+        filler = folder / "filler"
+        with open(filler, "wb") as f:
+            try:
+                while True:
+                    f.write(b"\0" * 65536)
+                    f.flush()
+            except OSError:
+                pass  # the disk is full
+        for argv in (["core.train", "--network", "mlp", "--data-dir", str(small_mnist), "--no-wait"],
+                     ["core.sweep", "--network", "mlp", "--data-dir", str(small_mnist), "--grid",
+                      "learning_rate=0.1,0.05"]):
+            p = cli(*argv, "--store", str(folder))
+            assert p.returncode == 2, (argv[0], p.stdout, p.stderr)
+            assert "disk is full or failing" in p.stderr and "Traceback" not in p.stderr, (argv[0], p.stderr)
+        filler.unlink()
+        store = RunStore(folder)
+        assert store.list_runs() == [], "nothing half-queued"
+        dispose(store.url)  # this process's pooled connections hold the file open: the disk would stay busy

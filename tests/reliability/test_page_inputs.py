@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from core.app import model_service
+from core.app.throttle import Throttle
 from core.model import checkpoint
 from core.config import TrainConfig
 from tests.apptest import page, seen
@@ -170,3 +171,52 @@ def test_a_test_split_with_a_label_above_9_is_refused_on_evaluate(with_run, smal
     at.text_input(key="eval_dir").input(str(bad)).run()
     assert not at.exception, [e.value for e in at.exception]
     assert any("holds label 77" in e.value for e in at.error)
+
+
+def test_a_link_on_a_shared_server_cannot_start_from_a_file_outside_the_store(with_run, monkeypatch, tmp_path):
+    """init_checkpoint in a link names a checkpoint of this studio's runs, or nothing: the answer is the same
+    whether the file exists or not (it tells a student nothing of the server's files)."""
+    from tests.reliability.test_access import give_name
+    store, run_id = with_run
+    monkeypatch.setenv("STUDIO_PASSWORD", "pw")
+    monkeypatch.setattr("ui.gate.THROTTLE", Throttle(spacing_s=0.0))
+    outside = tmp_path / "elsewhere.ckpt"
+    outside.write_bytes(store.checkpoint_path(run_id).read_bytes())  # a real checkpoint, outside the store
+    said = []
+    for i, path in enumerate((outside, tmp_path / "missing.ckpt", store.checkpoint_path(run_id))):
+        at = page("configure", {"network": "mlp", "init_checkpoint": str(path)})
+        at.text_input(key="login_password").input("pw")
+        at.button[0].click().run()
+        give_name(at, f"Student {i}")  # each AppTest is a browser of its own
+        at.switch_page("app_pages/configure.py").run()
+        warnings = " ".join(seen(w.value) for w in at.warning)
+        said.append(("checkpoint of this studio" in warnings, at.session_state["config"].init_checkpoint))
+    assert said == [(True, None), (True, None), (False, str(store.checkpoint_path(run_id)))]
+
+
+def test_a_number_hundreds_of_digits_long_gets_a_message_not_an_overflow(store):
+    at = page("configure", {"epochs": "9" * 400, "hidden": "1" + "0" * 400})
+    assert not at.exception, [e.value for e in at.exception]
+    warnings = " ".join(seen(w.value) for w in at.warning)
+    assert "(400 characters)" in warnings and "(401 characters)" in warnings and "9" * 100 not in warnings
+    from tests.helpers import cli
+    p = cli("core.train", "--epochs", "9" * 400, "--store", str(store.root))
+    assert p.returncode == 2 and "Traceback" not in p.stderr and "(400 characters)" in p.stderr, p.stderr
+
+
+def test_the_command_line_refuses_an_init_checkpoint_that_is_not_one_before_queueing(store, tmp_path):
+    from tests.helpers import cli
+    text = tmp_path / "passwd"
+    text.write_text("root:x:0:0:root:/root:/bin/bash\n")
+    p = cli("core.train", "--network", "mlp", "--init-checkpoint", str(text), "--no-wait", "--store", str(store.root))
+    assert p.returncode == 2 and "--init-checkpoint" in p.stderr and "Traceback" not in p.stderr, p.stderr
+    assert store.list_runs() == [], "nothing was queued"
+
+
+def test_a_folder_path_thousands_of_characters_long_gets_a_message(store, tmp_path):
+    long = str(tmp_path / ("a" * 5000))
+    at = page("data")
+    at.radio(key="data_source").set_value("folder").run()
+    at.text_input(key="folder_path").input(long).run()
+    next(b for b in at.button if b.label == "Use this folder").click().run()
+    assert not at.exception and any("is too long for a folder (5,0" in e.value for e in at.error)

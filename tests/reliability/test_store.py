@@ -7,6 +7,7 @@ import pytest
 from core.config import ConfigError, TrainConfig
 from core.runs.store import RunBusy, RunStore
 from core.training.events import EpochMetrics
+from tests.helpers import cli
 
 BOTH_DATABASES = True  # every test here runs on SQLite and on a real PostgreSQL (tests/conftest.py)
 
@@ -173,3 +174,27 @@ def test_stop_terminates_a_worker_stuck_mid_step_after_the_grace_period(store):
         if stuck.poll() is None:
             stuck.kill()
         stuck.wait()
+
+
+def test_a_database_file_deleted_or_corrupted_while_the_studio_runs_is_said_on_every_page(store, tmp_path):
+    """Not a traceback, and never a silently empty store: the page says what happened and what to do."""
+    from core.runs.store import DatabaseError
+    from tests.apptest import page
+    if store.db.is_server:
+        pytest.skip("a file of SQLite's; a server's database is the server's to keep")
+    store.create_run(TrainConfig(network="mlp"), name="kept", exclusive=False)
+    at = page("runs")
+    assert not at.exception
+    store.db_path.rename(tmp_path / "moved-away.sqlite")
+    with pytest.raises(DatabaseError) as e:
+        store.list_runs()
+    assert "was deleted or replaced while the studio ran" in str(e.value)
+    for name in ("runs", "train", "configure"):
+        at = page(name)
+        assert not at.exception, [x.value for x in at.exception]
+        assert any("deleted or replaced" in x.value for x in at.error), name
+    (tmp_path / "broken").mkdir()
+    (tmp_path / "broken" / "runs.sqlite").write_bytes(b"this is not a database" * 100)  # found so at a start
+    p = cli("core.control", "pause", "20261201-000000-abcdef", "--store", str(tmp_path / "broken"))
+    assert p.returncode != 0 and "cannot be read any more (file is not a database)" in p.stderr, p.stderr
+    assert "Traceback" not in p.stderr, p.stderr

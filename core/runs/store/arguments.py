@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
-from core.runs.store.database import DATABASE_URL_ENV
-from core.runs.store.run_store import DATA_DIR_ENV, RunStore
+from core.runs.store.database import DATABASE_URL_ENV, DatabaseError
+from core.runs.store.run_store import DATA_DIR_ENV, RunStore, StoreError
 
 __all__ = ["add_store_arguments", "open_store"]
 
@@ -20,4 +21,10 @@ def add_store_arguments(ap: argparse.ArgumentParser, required: bool = False) -> 
 
 
 def open_store(args: argparse.Namespace) -> RunStore:
-    return RunStore(args.store, args.database_url)
+    """The store the arguments name; a folder or database that cannot be used ends the command with the
+    reason (exit status 2), not a traceback."""
+    try:
+        return RunStore(args.store, args.database_url)
+    except (DatabaseError, StoreError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        raise SystemExit(2) from None

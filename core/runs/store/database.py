@@ -22,6 +22,7 @@ from sqlalchemy import Connection, Engine, create_engine, event, text
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, NoSuchModuleError, OperationalError
+from sqlalchemy.exc import DatabaseError as SQLAlchemyDatabaseError
 
 from core.messages import Explained
 
@@ -30,6 +31,8 @@ __all__ = ["DATABASE_URL_ENV", "Database", "DatabaseError", "database_url_settin
 
 DATABASE_URL_ENV = "STUDIO_DATABASE_URL"
 BUSY_TIMEOUT_MS = 30_000
+FULL = ("database or disk is full", "disk I/O error", "No space left on device", "could not extend file")
+BROKEN = ("file is not a database", "database disk image is malformed", "no such table", "does not exist")
 CONNECT_TIMEOUT_S = 10
 
 
@@ -54,6 +57,7 @@ def shown_url(url: str) -> str:
 
 
 _engines: dict[str, Engine] = {}  # one engine (and pool) per database in a process, shared by its RunStores
+_optuna_storages: dict[str, object] = {}
 
 
 def dispose(url: str) -> None:
@@ -103,17 +107,64 @@ class Database:
         except (NoSuchModuleError, ImportError) as e:
             raise DatabaseError("database_driver", url=shown_url(url), why=str(e)) from None
 
+    def remember_file(self) -> None:
+        """SQLite: note which file the store's database is (after it is opened and migrated), so that a file
+        deleted or replaced while the studio runs is said, not silently read as another (empty) store."""
+        if self.dialect == "sqlite" and self.file is not None:
+            st = self.file.stat()
+            self._identity = (st.st_dev, st.st_ino)
+
+    @property
+    def file(self) -> Path | None:
+        name = self.engine.url.database
+        return Path(name) if self.dialect == "sqlite" and name and name != ":memory:" else None
+
+    def _check_file(self) -> None:
+        if getattr(self, "_identity", None) is None:
+            return
+        try:
+            st = self.file.stat()
+            same = (st.st_dev, st.st_ino) == self._identity
+        except OSError:
+            same = False
+        if not same:
+            self.engine.dispose()  # pooled connections would go on with the deleted file
+            raise DatabaseError("database_file_gone", path=self.file)
+
     @contextmanager
     def read(self) -> Iterator[Connection]:
-        with self._connection() as conn, conn.begin():
+        with self._said(), self._connection() as conn, conn.begin():
             yield conn
 
     @contextmanager
     def write(self, lock: str | None = None) -> Iterator[Connection]:
-        with self._connection(immediate=True) as conn, conn.begin():
+        with self._said(), self._connection(immediate=True) as conn, conn.begin():
             if lock is not None and self.dialect == "postgresql":
                 conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": _lock_key(lock)})
             yield conn
+
+    def optuna_storage(self):
+        """Optuna's RDB storage on this database (its own tables beside the store's; one per process)."""
+        import optuna  # deferred: only sweeps need Optuna (and its import is slow)
+        optuna.logging.set_verbosity(optuna.logging.WARNING)  # its INFO lines would fill the worker's log
+        if self.url not in _optuna_storages:
+            kwargs = {"connect_args": {"timeout": 30}} if self.dialect == "sqlite" else {"pool_pre_ping": True}
+            with self._said():  # a full disk or a broken file as a message, as for the store's own tables
+                _optuna_storages[self.url] = optuna.storages.RDBStorage(self.url, engine_kwargs=kwargs)
+        return _optuna_storages[self.url]
+
+    @contextmanager
+    def _said(self) -> Iterator[None]:
+        """A database that is not one any more (a corrupted file, tables gone) as a message, not a traceback."""
+        try:
+            yield
+        except SQLAlchemyDatabaseError as e:
+            why = _first_line(e)
+            if any(s in why for s in FULL):
+                raise DatabaseError("database_full", url=shown_url(self.url), why=why) from None
+            if not any(s in why for s in BROKEN):
+                raise
+            raise DatabaseError("database_broken", url=shown_url(self.url), why=why) from None
 
     @contextmanager
     def held(self, name: str) -> Iterator[None]:
@@ -137,6 +188,7 @@ class Database:
 
     @contextmanager
     def _connection(self, immediate: bool = False) -> Iterator[Connection]:
+        self._check_file()
         try:
             conn = self.engine.connect()
         except OperationalError as e:

@@ -51,12 +51,25 @@ class QueueRecords:
                 status="cancelled", finished=time.time(), message="cancelled before it started",
                 said=Message("cancelled").to_json())).rowcount)
 
-    def move_to_front(self, run_id: str) -> bool:
-        """Make a queued run the next to start (False: it is not queued any more)."""
+    def move_to_front(self, run_id: str, own_line: bool = False) -> bool:
+        """Make a queued run the next to start (False: it is not queued any more). own_line: the next of its
+        submitter's runs only — still taking turns with everyone else's (what a non-admin may do)."""
         with self.db.write(lock="queue") as conn:
-            first = conn.execute(select(func.min(runs.c.queue_order)).where(runs.c.status == QUEUED)).scalar()
+            row = conn.execute(select(runs.c.submitter, runs.c.queue_order).where(
+                runs.c.id == run_id, runs.c.status == QUEUED)).first()
+            if row is None:
+                return False
+            if own_line:
+                if (row.queue_order or 0.0) < 0:
+                    return True  # an admin put it at the very front already
+                first = conn.execute(select(func.min(runs.c.queue_order)).where(
+                    runs.c.status == QUEUED, runs.c.submitter == row.submitter, runs.c.queue_order >= 0)).scalar()
+                order = max((first or 0.0) - 1e-3, 0.0)
+            else:
+                first = conn.execute(select(func.min(runs.c.queue_order)).where(runs.c.status == QUEUED)).scalar()
+                order = min(first or 0.0, 0.0) - 1.0
             return bool(conn.execute(update(runs).where(runs.c.id == run_id, runs.c.status == QUEUED)
-                                     .values(queue_order=min(first or 0.0, 0.0) - 1.0)).rowcount)
+                                     .values(queue_order=order)).rowcount)
 
     def recent_speeds(self, limit: int = 20) -> list[tuple[str, float]]:
         """(network, samples/s) of the newest runs that measured a speed, newest first."""

@@ -11,6 +11,7 @@ import os
 import shutil
 import socket
 import time
+import unicodedata
 from pathlib import Path
 
 from sqlalchemy import delete, func, insert, select, update
@@ -39,6 +40,7 @@ MAX_ACTIVE_RUNS = 1  # for runs that bypass the queue (several hosts): one at a 
 HEARTBEAT_STALE_S = 60.0
 HOST = socket.gethostname()
 MAX_STEP_REQUEST = 10_000
+MAX_RUN_NAME = 80
 
 
 class StoreError(Explained, OSError):
@@ -47,6 +49,15 @@ class StoreError(Explained, OSError):
 
 class RunBusy(Explained, RuntimeError):
     """Another run is training; the message names it."""
+
+
+def checked_run_name(name: str) -> str:
+    """A run's name as kept: 1 to 80 characters, no control characters (newlines, ANSI escapes), on every path
+    (pages, command lines, sweeps, uploads); ExplainedValueError otherwise."""
+    name = name.strip()
+    if not name or len(name) > MAX_RUN_NAME or any(unicodedata.category(c).startswith("C") for c in name):
+        raise ExplainedValueError("bad_run_name", most=MAX_RUN_NAME)
+    return name
 
 
 def default_data_dir() -> Path:
@@ -72,6 +83,7 @@ class RunStore(MetricRecords, QueueRecords, TeamRecords, RunRecords, Artifacts):
         if self.db.is_server:
             self.db_path = None
         migrate_to_head(self.db)
+        self.db.remember_file()
 
     @property
     def shares_database(self) -> bool:
@@ -93,17 +105,24 @@ class RunStore(MetricRecords, QueueRecords, TeamRecords, RunRecords, Artifacts):
         args = ["--store", str(self.root)]
         return args + ["--database-url", self.url] if self.db.is_server or self.url != sqlite_url(self.db_path) else args
 
+    def optuna_storage(self):
+        """The sweeps' Optuna studies, in this store's database (Optuna's RDB storage)."""
+        return self.db.optuna_storage()
+
     def exclusive(self, name: str):
         """A context in which this process alone, of all that open this store on any host, holds `name`."""
         return self.db.held(name)
 
     # --- runs -------------------------------------------------------------------------------------------
     def create_run(self, config: TrainConfig, name: str | None = None, source: str = "dashboard",
-                   status: str = "starting", exclusive: bool = True, **extra) -> str:
+                   status: str = "starting", exclusive: bool = True, most_queued: int | None = None, **extra) -> str:
         """Insert a run (extra: more of its columns, written in the same insert). With exclusive, refuse
-        (RunBusy) while another run is active: the check and the insert are one transaction, so two
-        simultaneous Starts cannot both win."""
+        (RunBusy) while another run is active; with most_queued, refuse (ExplainedValueError) when its submitter
+        already has that many queued: each check and the insert are one transaction, so two simultaneous Starts
+        cannot both win."""
         config.validate()
+        if name is not None:
+            name = checked_run_name(name)
         run_id = new_run_id()
         self.reconcile()
         with self.db.write(lock="runs") as conn:
@@ -111,6 +130,11 @@ class RunStore(MetricRecords, QueueRecords, TeamRecords, RunRecords, Artifacts):
                 busy = conn.execute(select(runs.c.name).where(runs.c.status.in_(ACTIVE))).scalars().all()
                 if len(busy) >= MAX_ACTIVE_RUNS:
                     raise RunBusy("run_busy_start", name=busy[0])
+            if most_queued is not None:
+                waiting = conn.execute(select(func.count()).select_from(runs).where(
+                    runs.c.status == "queued", runs.c.submitter == extra.get("submitter", ""))).scalar()
+                if waiting >= most_queued:
+                    raise ExplainedValueError("queue_full_for_person", n=waiting, env="STUDIO_MAX_QUEUED_PER_PERSON")
             conn.execute(insert(runs).values(id=run_id, name=name or f"{config.network}-{run_id[9:15]}", source=source,
                                              config=config.to_json(), status=status, created=time.time(),
                                              total_steps=0, **extra))
@@ -148,10 +172,7 @@ class RunStore(MetricRecords, QueueRecords, TeamRecords, RunRecords, Artifacts):
         self.update(run_id, status=status, message=str(message), said=said, finished=time.time(), phase="")
 
     def rename(self, run_id: str, name: str) -> None:
-        name = name.strip()
-        if not name or len(name) > 80:
-            raise ExplainedValueError("bad_run_name")
-        self.update(run_id, name=name)
+        self.update(run_id, name=checked_run_name(name))
 
     def delete(self, run_id: str) -> None:
         check_run_id(run_id)  # before anything is touched: a row with a path for an id (a tampered store) too

@@ -117,7 +117,7 @@ people = Table(  # display names taken on a shared-password server, one browser 
     Column("name", Text, primary_key=True),
     Column("token_sha256", Text, nullable=False),
     Column("created", Float, nullable=False),
-    Column("folded", Text),  # the name NFC-normalised and case-folded: "José" and "JOSÉ" are one name
+    Column("folded", Text),  # the name NFKC-normalised and case-folded: "José" and "JOSÉ" are one name
     Index("people_folded", "folded", unique=True),
 )
 

@@ -17,8 +17,9 @@ __all__ = ["TeamRecords", "fold_name"]
 
 
 def fold_name(name: str) -> str:
-    """One key for the ways of writing a name: NFC-normalised, case-folded in every script."""
-    return unicodedata.normalize("NFC", name.strip()).casefold()
+    """One key for the ways of writing a name: NFKC-normalised (full-width letters are letters), case-folded in
+    every script (JOSÉ is José, STRASSE is Straße), normalised again (folding can undo the first)."""
+    return unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", name.strip()).casefold())
 
 
 class TeamRecords:

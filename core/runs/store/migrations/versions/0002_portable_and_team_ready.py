@@ -1,5 +1,6 @@
 """What a store shared by a team needs: the order of layer statistics kept in a column (not SQLite's rowid),
-people's names unique case-folded in every script ("José" and "JOSÉ" are one name, not only ASCII's case), and
+people's names unique NFKC-normalised and case-folded in every script ("José" and "JOSÉ", "Straße" and
+"STRASSE", full-width "Ａｎｎ" and "Ann" are one name, not only ASCII's case), and
 indexes for the queue's and sweeps' questions; the host a run's process lives on (its pid means nothing
 elsewhere).
 
@@ -21,7 +22,7 @@ depends_on = None
 
 
 def fold(name: str) -> str:
-    return unicodedata.normalize("NFC", name.strip()).casefold()
+    return unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", name.strip()).casefold())
 
 
 def upgrade() -> None:
