@@ -20,7 +20,6 @@ Records bench/results/server_cost.json (date, versions, machine)."""
 import argparse
 import json
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -38,55 +37,8 @@ from core.runs.run_queue import RunQueue  # noqa: E402
 from core.runs.store import RunStore  # noqa: E402
 from core.runs.store.local_postgres import PostgresServer  # noqa: E402
 from tests.helpers import wait_for  # noqa: E402
-from tests.server import free_port, start_server  # noqa: E402
-
-NGINX = shutil.which("nginx") or "/usr/sbin/nginx"
-
-
-def start_nginx(folder: Path, upstreams: list[str]) -> tuple[subprocess.Popen, str]:
-    port = free_port()
-    folder.mkdir(parents=True, exist_ok=True)
-    servers = "\n".join(f"        server {u.removeprefix('http://')};" for u in upstreams)
-    (folder / "nginx.conf").write_text(f"""
-daemon off;
-worker_processes 1;
-pid {folder}/nginx.pid;
-error_log {folder}/error.log;
-events {{ worker_connections 1024; }}
-http {{
-    access_log off;
-    client_body_temp_path {folder}/body; proxy_temp_path {folder}/proxy; fastcgi_temp_path {folder}/fcgi;
-    uwsgi_temp_path {folder}/uwsgi; scgi_temp_path {folder}/scgi;
-    upstream studio {{
-        hash $remote_port;
-{servers}
-    }}
-    server {{
-        listen 127.0.0.1:{port};
-        location / {{
-            proxy_pass http://studio;
-            proxy_http_version 1.1;
-            proxy_set_header Upgrade $http_upgrade;
-            proxy_set_header Connection "upgrade";
-            proxy_read_timeout 86400;
-        }}
-    }}
-}}
-""")
-    proc = subprocess.Popen([NGINX, "-c", str(folder / "nginx.conf"), "-p", str(folder)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
-    wait_for(lambda: _answers(url), 30, "nginx")
-    return proc, url
-
-
-def _answers(url: str) -> bool:
-    import urllib.request
-    try:
-        return urllib.request.urlopen(url + "/_stcore/health", timeout=1).read() == b"ok"
-    except OSError:
-        return False
-
+from tests.nginx import start_nginx  # noqa: E402
+from tests.server import start_server  # noqa: E402
 
 def window(store: RunStore, run_id: str, url: str | None, viewers: int, seconds: float, pids: list[int]) -> dict:
     """One measuring window: the viewers (none: the training alone) for `seconds`."""
@@ -125,7 +77,8 @@ def main(argv=None) -> int:
         url = pg.new_database()
         env = {"STUDIO_DATABASE_URL": url, "STUDIO_WARM_WORKERS": "0"}
         servers = [start_server(tmp / f"app{i}", extra_env=env) for i in (1, 2)]
-        nginx, nginx_url = start_nginx(tmp / "nginx", [s.url for s in servers])
+        nginx, nginx_url = start_nginx(tmp / "nginx", [s.url for s in servers], forwarded=False,
+                                       balance="hash $remote_port")
         store = RunStore(tmp / "observer", url)
         run_id = RunQueue(store).submit(TrainConfig(epochs=200), "watched", "bench", "teacher")
         wait_for(lambda: store.get(run_id).step > 20, 300, "the run to train")

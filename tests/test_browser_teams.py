@@ -111,3 +111,30 @@ def test_behind_a_reverse_proxy_no_password_means_instructions_only_and_a_passwo
             proxy.stop()
         open_server.stop()
         guarded.stop()
+
+
+def test_behind_a_real_nginx_with_or_without_forwarded_headers_an_open_server_serves_only_instructions(tmp_path):
+    """Debian's nginx in front of a server with no password on 127.0.0.1: configured as docs/deploy.md says
+    (forwarded headers) and carelessly (a plain proxy_pass): the browser, through either, gets instructions
+    only — the app's JavaScript loaded through nginx says so — while on the server itself it is one person's."""
+    from tests.nginx import start_nginx
+    open_server = start_server(tmp_path / "open")
+    proxies = [start_nginx(tmp_path / f"nginx-{kind}", [open_server.url], forwarded=kind == "forwarded")
+               for kind in ("forwarded", "plain")]
+    try:
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            for _, url in proxies:
+                page.goto(url + "/train")
+                expect(page.get_by_text("This server is reached through a proxy")).to_be_visible(timeout=60_000)
+                expect(page.get_by_role("button", name="Start training")).to_have_count(0)
+            shot(page, "teams-4-plain-nginx-without-password")
+            page.goto(open_server.url + "/train")
+            expect(page.get_by_role("button", name="Start training")).to_be_visible(timeout=60_000)
+            browser.close()
+    finally:
+        for proc, _ in proxies:
+            proc.terminate()
+            proc.wait(timeout=10)
+        open_server.stop()
