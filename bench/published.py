@@ -232,12 +232,32 @@ def store_backends() -> list[str]:
     return rows
 
 
+def server_cost() -> list[str]:
+    data = _load("server_cost")
+    rows = [_source(data) + f", sqlalchemy {data['sqlalchemy']}, psycopg {data['psycopg']}; {data['viewers']} "
+            f"protocol-level viewers (bench/ws_client.py) on the live Train page while {data['run']}", "",
+            "| setting | app servers' CPU (+ nginx's) | updates each viewer got / s (steady; slowest) | CPU per update "
+            "| training, samples / s | errors |", "|---|---|---|---|---|---|"]
+    for name, r in data["rows"].items():
+        each = (f"{r['updates_per_s_each']:.2f} ({r['min_updates_per_s']:.2f})" if r["updates_per_s_each"] is not None
+                else "–")
+        per = f"{r['cpu_ms_per_update']:.1f} ms" if r["cpu_ms_per_update"] else "–"
+        rows.append(f"| {name} | {r['server_cpu_s']:.1f} CPU-s in {r['seconds']:.0f} s | {each} | {per} | "
+                    f"{r['samples_per_s']:,.0f} | {r['errors']} |")
+    paper = data["cores_on_paper"]
+    rows += ["", f"On paper, at one update a second per viewer and the dearer of the two costs: a class of 60 needs "
+                 f"{paper['60']:.1f} cores of app servers, a school of 600 {paper['600']:.0f} cores (besides the "
+                 "cores that train)."]
+    return rows
+
+
 TABLES: dict[str, Callable[[], list[str]]] = {
     "accuracy": accuracy, "step-variants": step_variants, "augmentation": augmentation,
     "distributed": distributed, "user-visible": user_visible, "page-times": page_times, "best-5k": best_5k,
     "finetune-cost": finetune_cost, "predict-latency": predict_latency, "load": load,
-    "start-latency": start_latency, "store-backends": store_backends}
-FILES = {"store-backends": ["store_backends.json"], "start-latency": ["start_latency.json"], "load": ["load_viewers.json", "load.json"], "predict-latency": ["predict_latency.json"], "best-5k": ["best_5k.json"], "finetune-cost": ["finetune_cost.json"], "accuracy": ["accuracy.json"], "step-variants": ["step_variants.json"], "augmentation": ["augmentation.json"],
+    "start-latency": start_latency, "store-backends": store_backends,
+    "server-cost": server_cost}
+FILES = {"server-cost": ["server_cost.json"], "store-backends": ["store_backends.json"], "start-latency": ["start_latency.json"], "load": ["load_viewers.json", "load.json"], "predict-latency": ["predict_latency.json"], "best-5k": ["best_5k.json"], "finetune-cost": ["finetune_cost.json"], "accuracy": ["accuracy.json"], "step-variants": ["step_variants.json"], "augmentation": ["augmentation.json"],
          "distributed": ["distributed-lenet5.json", "distributed-mlp.json"], "user-visible": ["user_visible.json"],
          "page-times": ["page_times.json"]}  # what each table is made of
 
