@@ -24,9 +24,13 @@ SHORT = ["--network", "mlp", "--epochs", "2", "--random", "12", "--vary", "learn
 LONG = ["--network", "lenet5", "--epochs", "6", "--grid", "learning_rate=0.01,0.02"]
 
 
-def one(slots: int, sweep: list[str] = SHORT, dask: int = 0) -> dict:
+def one(slots: int, sweep: list[str] = SHORT, dask: int = 0, database_url: str | None = None) -> dict:
+    """One sweep by the command line; database_url: the store's database (default: SQLite in its folder)."""
     store = tempfile.mkdtemp(prefix=f"sweep-wall-{slots}-")
     env = dict(os.environ, PYTHONPATH=str(ROOT), STUDIO_SLOTS=str(slots))
+    env.pop("STUDIO_DATABASE_URL", None)
+    if database_url:
+        env["STUDIO_DATABASE_URL"] = database_url
     cluster = Cluster(Path(store) / "dask", workers=dask) if dask else None
     if cluster is not None:
         env["STUDIO_DASK_SCHEDULER"] = cluster.address
@@ -47,7 +51,8 @@ def one(slots: int, sweep: list[str] = SHORT, dask: int = 0) -> dict:
     print(f"{' '.join(sweep)} · {slots} slot(s) + {dask} Dask worker(s): {len(trials)} runs in {wall:.0f} s "
           f"({statuses}; {remote} on Dask); best validation accuracy {best:.4f}", flush=True)
     return {"sweep": " ".join(sweep), "slots": slots, "dask_workers": dask, "wall_s": round(wall, 1),
-            "statuses": statuses, "on_dask": remote, "best_val_acc": best}
+            "statuses": statuses, "on_dask": remote, "best_val_acc": best,
+            "database": "postgresql" if database_url else "sqlite"}
 
 
 def main(argv=None) -> int:

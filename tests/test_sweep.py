@@ -155,3 +155,15 @@ def test_a_grid_too_big_is_refused_and_a_sweep_can_be_cancelled_by_its_owner_onl
     assert len(store.list_runs()) == sweeps.ASK_AT_ONCE * 2, "a cancelled sweep asks for nothing more"
     assert [(h.who, h.action, h.allowed) for h in store.history()][:2] == [("ann", "cancel_sweep", True),
                                                                           ("bob", "cancel_sweep", False)]
+
+
+def test_the_sweeps_page_cancels_an_open_sweep(store):
+    """Cancel sweep on its page: queued runs cancelled, the sweep shown as cancelled, the button gone."""
+    spec = sweeps.SweepSpec(TrainConfig(network="mlp"), (sweeps.parse_space("learning_rate=0.1,0.05,0.02"),), "grid")
+    sweep_id = sweeps.create(store, spec, submitter="")
+    from tests.apptest import page
+    at = page("sweeps")
+    at.button(key="cancel_sweep").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert store.sweep(sweep_id).status == "cancelled" and {r.status for r in store.list_runs()} == {"cancelled"}
+    assert not any(b.key == "cancel_sweep" for b in at.button)
