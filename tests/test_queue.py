@@ -252,3 +252,25 @@ def test_one_persons_many_runs_never_make_another_wait_and_are_capped(store, mon
     assert started == [bobs] and time.monotonic() - t0 < 2.0, (started, time.monotonic() - t0)
     admin = Actions(store, person("root", single_user=True))
     assert store.get(admin.start(CONFIG)).status == "queued", "an admin is not capped"
+
+
+def test_the_queue_panel_stays_small_with_one_persons_many_runs(store, monkeypatch):
+    """200 queued runs of one person and a sweep's 20: the Train page draws a bounded number of rows and
+    buttons (a row per sweep), fast."""
+    from core.runs import sweep as sweeps
+    from tests.apptest import page
+    monkeypatch.setenv("STUDIO_MAX_QUEUED_PER_PERSON", "500")
+    queue = RunQueue(store, slots=1)
+    for i in range(200):
+        queue.submit(CONFIG, f"ann-{i}", "test", submitter="")
+    spec = sweeps.SweepSpec(CONFIG.with_(val_fraction=0.1), (sweeps.parse_space(
+        "learning_rate=" + ",".join(f"0.0{i}1" for i in range(30))),), "grid")
+    sweeps.create(store, spec, submitter="")
+    t0 = time.monotonic()
+    at = page("train")
+    took = time.monotonic() - t0
+    assert not at.exception, [e.value for e in at.exception]
+    buttons = [b for b in at.button if b.key and ("_front_" in b.key or "_cancel_" in b.key)]
+    assert len(buttons) <= 2 * 24, len(buttons)
+    assert any("sweep " in m.value and "20 run(s) waiting" in m.value for m in at.markdown)
+    print(f"Train page with 220 queued runs: {took:.1f} s, {len(buttons)} queue buttons")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core.runs.run_queue import RunQueue
+from core.runs.run_queue import QueuedRun, RunQueue
 from core.runs.store import RunStore
 from ui.format import fmt_duration
 from ui.people import actions, attempt
@@ -16,15 +16,33 @@ __all__ = ["queue_panel", "queue_line"]
 SHOWN = 12  # rows drawn with their buttons; the rest are counted (a person with 200 queued runs gets a page, not 400 buttons)
 
 
+def _compact(waiting: list[QueuedRun]) -> tuple[list[QueuedRun], dict[str, list[QueuedRun]]]:
+    """The queued runs outside sweeps, and each sweep's queued runs (shown as one row: a sweep is cancelled on
+    its own page, not run by run)."""
+    single, by_sweep = [], {}
+    for w in waiting:
+        if w.run.sweep:
+            by_sweep.setdefault(w.run.sweep, []).append(w)
+        else:
+            single.append(w)
+    return single, by_sweep
+
+
 def queue_panel(store: RunStore, key: str) -> None:
-    """Every queued run in start order, with Cancel and Move to front (nothing when the queue is empty)."""
+    """The queued runs in start order, with Cancel and Move to front (nothing when the queue is empty): a row per
+    run outside sweeps (at most SHOWN of other people's and 2 × SHOWN in all), a row per sweep."""
     queue = RunQueue(store)
     waiting = queue.waiting()
     if not waiting:
         return
     st.markdown("#### ⏳ " + t("queue.header", n=len(waiting), slots=queue.slots))
     act = actions()
-    shown = [w for w in waiting if w.position <= SHOWN or act.person.may("cancel", w.run)][:SHOWN * 2]
+    single, by_sweep = _compact(waiting)
+    for sweep_id, runs in by_sweep.items():
+        st.markdown(t("queue.sweep_row", position=runs[0].position, n=len(runs),
+                      name=literal(runs[0].run.name.split(" #")[0]), who=literal(runs[0].run.submitter or "–"),
+                      eta=fmt_duration(runs[0].starts_in_s)))
+    shown = [w for w in single if w.position <= SHOWN or act.person.may("cancel", w.run)][:SHOWN * 2]
     for w in shown:
         row = st.container(horizontal=True, vertical_alignment="center")
         row.markdown(t("queue.row", position=w.position, name=literal(w.run.name),
@@ -40,8 +58,8 @@ def queue_panel(store: RunStore, key: str) -> None:
             if cancelled is not None:
                 st.toast(t("queue.cancelled", name=w.run.name) if cancelled else t("queue.already_started"))
                 st.rerun()
-    if len(shown) < len(waiting):
-        st.caption(t("queue.more", n=len(waiting) - len(shown)))
+    if len(shown) < len(single):
+        st.caption(t("queue.more", n=len(single) - len(shown)))
     st.caption(t("queue.policy"))
 
 
