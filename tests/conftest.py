@@ -16,6 +16,12 @@ prepare_process("lenet5")  # before any test imports mindspore
 # the dispatcher's own tests run it explicitly, and the servers the browser tests start dispatch (tests/server.py).
 os.environ["STUDIO_DISPATCH"] = "0"
 
+from playwright.sync_api import expect  # noqa: E402
+
+# A browser test's assertion waits this long for what the page promises (Playwright's default is 5 s): on a CI
+# machine whose cores are shared, "Start training" came 5.4 s after the heading once (issue 31).
+expect.set_options(timeout=30_000)
+
 from core import PROJECT_ROOT  # noqa: E402
 from core.app import model_service  # noqa: E402
 from core.config import TrainConfig  # noqa: E402
