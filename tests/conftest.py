@@ -18,8 +18,8 @@ os.environ["STUDIO_DISPATCH"] = "0"
 
 from playwright.sync_api import expect  # noqa: E402
 
-# A browser test's assertion waits this long for what the page promises (Playwright's default is 5 s): on a CI
-# machine whose cores are shared, "Start training" came 5.4 s after the heading once (issue 31).
+# A browser test's assertion waits this long for what the page promises: Playwright's default, 5 s, is too short
+# on a CI machine whose cores are shared.
 expect.set_options(timeout=30_000)
 
 from core import PROJECT_ROOT  # noqa: E402
