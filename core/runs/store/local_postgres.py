@@ -12,6 +12,7 @@ import shutil
 import socket
 import subprocess
 import tempfile
+import threading
 import time
 import uuid
 from pathlib import Path
@@ -99,12 +100,12 @@ def main() -> int:
     print(f"STUDIO_DATABASE_URL={server.new_database()}  (a scratch server in {server.dir}; Ctrl-C removes it)",
           flush=True)
     try:
-        while True:
-            time.sleep(1)
+        threading.Event().wait()
     except KeyboardInterrupt:
-        return 0
+        print("removing the scratch server", flush=True)  # Ctrl-C: the way it is meant to end
     finally:
         server.stop()
+    return 0
 
 
 if __name__ == "__main__":
