@@ -176,12 +176,14 @@ def test_stop_terminates_a_worker_stuck_mid_step_after_the_grace_period(store):
         stuck.wait()
 
 
-def test_a_database_file_deleted_or_corrupted_while_the_studio_runs_is_said_on_every_page(store, tmp_path):
-    """Not a traceback, and never a silently empty store: the page says what happened and what to do."""
+def test_a_database_file_deleted_or_corrupted_while_the_studio_runs_is_said_on_every_page(tmp_path, monkeypatch):
+    """SQLite's file (a server's database is the server's to keep): not a traceback, and never a silently empty
+    store: the page says what happened and what to do."""
     from core.runs.store import DatabaseError
     from tests.apptest import page
-    if store.db.is_server:
-        pytest.skip("a file of SQLite's; a server's database is the server's to keep")
+    monkeypatch.delenv("STUDIO_DATABASE_URL", raising=False)
+    monkeypatch.setenv("STUDIO_DATA_DIR", str(tmp_path / "store"))
+    store = RunStore(tmp_path / "store")
     store.create_run(TrainConfig(network="mlp"), name="kept", exclusive=False)
     at = page("runs")
     assert not at.exception
