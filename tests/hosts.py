@@ -9,6 +9,7 @@ Needs root (CI runs as root); elsewhere the tests skip with the reason, or fail 
 """
 from __future__ import annotations
 
+import itertools
 import os
 import shutil
 import subprocess
@@ -18,6 +19,7 @@ from tests.postgres import skip_or_fail
 
 __all__ = ["Hosts"]
 
+_made = itertools.count()
 HIDE = ('while [ "$1" != "--" ]; do mount -t tmpfs -o size=1m,mode=0755 tmpfs "$1" || exit 97; shift; done; '
         'shift; exec "$@"')
 
@@ -34,8 +36,9 @@ class Hosts:
     def __init__(self):
         if os.geteuid() != 0 or shutil.which("ip") is None or shutil.which("unshare") is None:
             skip_or_fail("network namespaces need root and iproute2 (ip netns) with util-linux (unshare)")
-        self.tag = f"{os.getpid() % 65536:04x}"
-        self.subnet = f"10.231.{20 + os.getpid() % 200}"
+        serial = os.getpid() * 8 + next(_made)  # several sets of hosts in one test process, each its own
+        self.tag = f"{serial % 65536:04x}"
+        self.subnet = f"10.231.{20 + serial % 200}"
         self.hub = f"st{self.tag}hub"
         self.names: dict[str, str] = {}
         self.addresses: dict[str, str] = {}
