@@ -251,13 +251,27 @@ def server_cost() -> list[str]:
     return rows
 
 
+def remote_paths() -> list[str]:
+    data = _load("remote_paths")
+    rows = [_source(data) + f", optuna {data['optuna']}, distributed {data['distributed']}", "",
+            "| round | the runs come back through | wall time of the 12-trial sweep | outcomes | best validation accuracy |",
+            "|---|---|---|---|---|"]
+    for i, r in enumerate(data["rows"]):
+        way = "the relay (SQLite store)" if r["database"] == "sqlite" else "the database (PostgreSQL store)"
+        outcomes = ", ".join(f"{n} {s}" for s, n in r["statuses"].items())
+        rows.append(f"| {i // 2 + 1} | {way} | {r['wall_s']:.0f} s | {outcomes} | {r['best_val_acc']:.4f} |")
+    m = data["median_wall_s"]
+    rows += ["", f"Medians: {m['sqlite']:.1f} s through the relay, {m['postgresql']:.1f} s directly."]
+    return rows
+
+
 TABLES: dict[str, Callable[[], list[str]]] = {
     "accuracy": accuracy, "step-variants": step_variants, "augmentation": augmentation,
     "distributed": distributed, "user-visible": user_visible, "page-times": page_times, "best-5k": best_5k,
     "finetune-cost": finetune_cost, "predict-latency": predict_latency, "load": load,
     "start-latency": start_latency, "store-backends": store_backends,
-    "server-cost": server_cost}
-FILES = {"server-cost": ["server_cost.json"], "store-backends": ["store_backends.json"], "start-latency": ["start_latency.json"], "load": ["load_viewers.json", "load.json"], "predict-latency": ["predict_latency.json"], "best-5k": ["best_5k.json"], "finetune-cost": ["finetune_cost.json"], "accuracy": ["accuracy.json"], "step-variants": ["step_variants.json"], "augmentation": ["augmentation.json"],
+    "server-cost": server_cost, "remote-paths": remote_paths}
+FILES = {"remote-paths": ["remote_paths.json"], "server-cost": ["server_cost.json"], "store-backends": ["store_backends.json"], "start-latency": ["start_latency.json"], "load": ["load_viewers.json", "load.json"], "predict-latency": ["predict_latency.json"], "best-5k": ["best_5k.json"], "finetune-cost": ["finetune_cost.json"], "accuracy": ["accuracy.json"], "step-variants": ["step_variants.json"], "augmentation": ["augmentation.json"],
          "distributed": ["distributed-lenet5.json", "distributed-mlp.json"], "user-visible": ["user_visible.json"],
          "page-times": ["page_times.json"]}  # what each table is made of
 
