@@ -18,7 +18,7 @@ __all__ = ["VERSION_TABLE", "upgrade", "current_revision", "head_revision"]
 
 VERSION_TABLE = "studio_schema_version"  # not alembic_version: Optuna keeps its own in the same database
 MIGRATIONS = Path(__file__).parent / "migrations"
-_migrated: set[str] = set()  # URLs this process has seen at head
+_migrated: set[str] = set()  # databases this process has seen at head (_seen_as)
 
 
 def _config() -> Config:
@@ -37,9 +37,18 @@ def current_revision(db: Database) -> str | None:
         return MigrationContext.configure(conn, opts={"version_table": VERSION_TABLE}).get_current_revision()
 
 
+def _seen_as(db: Database) -> str:
+    """What this process has migrated: the URL, and for SQLite the file it named then (a file made anew since,
+    after one was deleted, is migrated again)."""
+    try:
+        return f"{db.url}#{db.file.stat().st_ino}" if db.file is not None else db.url
+    except OSError:
+        return db.url + "#new"
+
+
 def upgrade(db: Database) -> None:
-    """Migrate the store's database to head (once per process and URL)."""
-    if db.url in _migrated:
+    """Migrate the store's database to head (once per process and database)."""
+    if _seen_as(db) in _migrated:
         return
     head = head_revision()
     if current_revision(db) != head:
@@ -48,4 +57,4 @@ def upgrade(db: Database) -> None:
                 config = _config()
                 config.attributes["connection"] = conn
                 command.upgrade(config, "head")
-    _migrated.add(db.url)
+    _migrated.add(_seen_as(db))

@@ -102,8 +102,7 @@ class RunStore(MetricRecords, QueueRecords, TeamRecords, RunRecords, Artifacts):
 
     def command_args(self) -> list[str]:
         """The arguments a child process (core.worker, core.warm_worker, a rank) opens this same store with."""
-        args = ["--store", str(self.root)]
-        return args + ["--database-url", self.url] if self.db.is_server or self.url != sqlite_url(self.db_path) else args
+        return ["--store", str(self.root), "--database-url", self.url]  # always: whatever the child's environment says
 
     def optuna_storage(self):
         """The sweeps' Optuna studies, in this store's database (Optuna's RDB storage)."""
