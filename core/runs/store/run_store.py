@@ -77,11 +77,9 @@ class RunStore(MetricRecords, QueueRecords, TeamRecords, RunRecords, Artifacts):
             self.logs_dir.mkdir(parents=True, exist_ok=True)
         except OSError as e:
             raise StoreError("store_unusable", root=self.root, why=str(e.strerror or e), env=DATA_DIR_ENV) from None
-        self.db_path = self.root / "runs.sqlite"
-        self.url = database_url or database_url_setting() or sqlite_url(self.db_path)
+        self.url = database_url or database_url_setting() or sqlite_url(self.root / "runs.sqlite")
         self.db = Database(self.url, lock_dir=self.root)
-        if self.db.is_server:
-            self.db_path = None
+        self.db_path = self.db.file  # SQLite's file (None for a server)
         migrate_to_head(self.db)
         self.db.remember_file()
 
