@@ -265,13 +265,36 @@ def remote_paths() -> list[str]:
     return rows
 
 
+def queue_latency() -> list[str]:
+    rows = []
+    for name in ("queue", "queue-postgresql"):
+        data = _load(name)
+        rows += [_source(data) + f"; the store on {data['database']}, {data['slots']} slot(s)", ""]
+    rows += ["| from the slot freeing (the run ahead finished) to ... | store | round 1 | round 2 | round 3 |",
+             "|---|---|---|---|---|"]
+    for key, what in (("taken_after_s", "the next run taken from the queue (`starting`)"),
+                      ("first_step_after_s", "its first training step")):
+        for name in ("queue", "queue-postgresql"):
+            data = _load(name)
+            cells = " | ".join(f"{r[key]:.2f} s" for r in data["latency"])
+            rows.append(f"| {what} | {data['database'].split(',')[0]} | {cells} |")
+    for name in ("queue", "queue-postgresql"):
+        ten = _load(name)["ten_submitters"]
+        rows.append("")
+        rows.append(f"Ten submitters at once on {_load(name)['database'].split(',')[0]}: {ten['runs']} runs, each "
+                    f"started {', '.join(map(str, ten['starts_per_run']))} time(s), all completed in "
+                    f"{ten['wall_s']:.0f} s, started in the queue's order: "
+                    f"{'yes' if ten['started_order'] == ten['queued_order'] else 'no'}.")
+    return rows
+
+
 TABLES: dict[str, Callable[[], list[str]]] = {
     "accuracy": accuracy, "step-variants": step_variants, "augmentation": augmentation,
     "distributed": distributed, "user-visible": user_visible, "page-times": page_times, "best-5k": best_5k,
     "finetune-cost": finetune_cost, "predict-latency": predict_latency, "load": load,
     "start-latency": start_latency, "store-backends": store_backends,
-    "server-cost": server_cost, "remote-paths": remote_paths}
-FILES = {"remote-paths": ["remote_paths.json"], "server-cost": ["server_cost.json"], "store-backends": ["store_backends.json"], "start-latency": ["start_latency.json"], "load": ["load_viewers.json", "load.json"], "predict-latency": ["predict_latency.json"], "best-5k": ["best_5k.json"], "finetune-cost": ["finetune_cost.json"], "accuracy": ["accuracy.json"], "step-variants": ["step_variants.json"], "augmentation": ["augmentation.json"],
+    "server-cost": server_cost, "remote-paths": remote_paths, "queue-latency": queue_latency}
+FILES = {"queue-latency": ["queue.json", "queue-postgresql.json"], "remote-paths": ["remote_paths.json"], "server-cost": ["server_cost.json"], "store-backends": ["store_backends.json"], "start-latency": ["start_latency.json"], "load": ["load_viewers.json", "load.json"], "predict-latency": ["predict_latency.json"], "best-5k": ["best_5k.json"], "finetune-cost": ["finetune_cost.json"], "accuracy": ["accuracy.json"], "step-variants": ["step_variants.json"], "augmentation": ["augmentation.json"],
          "distributed": ["distributed-lenet5.json", "distributed-mlp.json"], "user-visible": ["user_visible.json"],
          "page-times": ["page_times.json"]}  # what each table is made of
 

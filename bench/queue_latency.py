@@ -24,6 +24,7 @@ from core.config import TrainConfig  # noqa: E402
 from core.runs import launcher  # noqa: E402
 from core.runs.run_queue import RunQueue  # noqa: E402
 from core.runs.store import RunStore  # noqa: E402
+from core.runs.store.local_postgres import PostgresServer  # noqa: E402
 
 TINY = TrainConfig(network="mlp", hidden=(32,), epochs=1)
 
@@ -80,9 +81,26 @@ def ten_submitters() -> dict:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--postgresql", action="store_true",
+                    help="the store on PostgreSQL 15 started here (fsync on): bench/results/queue-postgresql.json")
     args = ap.parse_args(argv)
-    save("queue", {**stamp(), "slots": RunQueue(RunStore(Path(tempfile.mkdtemp()))).slots,
-                   "latency": latency(args.repeats), "ten_submitters": ten_submitters()})
+    if not args.postgresql:
+        save("queue", {**stamp(), "command": f"python -m bench.queue_latency --repeats {args.repeats}",
+                       "database": "sqlite", "slots": RunQueue(RunStore(Path(tempfile.mkdtemp()))).slots,
+                       "latency": latency(args.repeats), "ten_submitters": ten_submitters()})
+        return 0
+    server = PostgresServer(durable=True).start()
+    try:
+        os.environ["STUDIO_DATABASE_URL"] = server.new_database()  # the stores here and their child processes
+        rows = latency(args.repeats)
+        os.environ["STUDIO_DATABASE_URL"] = server.new_database()
+        ten = ten_submitters()
+        slots = RunQueue(RunStore(Path(tempfile.mkdtemp()))).slots
+    finally:
+        server.stop()  # this process's dispatcher threads end with it
+    save("queue-postgresql", {**stamp("sqlalchemy", "psycopg"), "command": "python -m bench.queue_latency "
+                              f"--repeats {args.repeats} --postgresql", "database": "postgresql 15, fsync on",
+                              "slots": slots, "latency": rows, "ten_submitters": ten})
     return 0
 
 

@@ -1,6 +1,7 @@
 """The queue in real browsers: two app servers on one run store (each with its dispatcher), two people press
 Start at the same moment, one on each; both runs queue and complete, each started once, and the second's
-place in the queue is shown while it waits."""
+place in the queue is shown while it waits. On SQLite the two servers share the store's folder (one host); on
+PostgreSQL each has a folder of its own, as two hosts would."""
 import pytest
 
 from core.runs.store import RunStore
@@ -13,11 +14,13 @@ require_chromium(pytest)
 from playwright.sync_api import expect, sync_playwright  # noqa: E402
 
 LINK = "/configure?network=mlp&hidden=32&epochs=2"
+BOTH_DATABASES = True  # the test that takes `database` runs on SQLite and on a real PostgreSQL
 
 
-def test_two_people_press_start_at_once_on_two_servers_of_one_store_and_both_runs_complete(tmp_path):
+def test_two_people_press_start_at_once_on_two_servers_of_one_store_and_both_runs_complete(tmp_path, database):
     root = tmp_path / "store"
-    servers = [start_server(root), start_server(root)]
+    folders = [root, root] if database is None else [tmp_path / "host-a", tmp_path / "host-b"]
+    servers = [start_server(folder) for folder in folders]  # $STUDIO_DATABASE_URL: the database fixture's
     SHOTS.mkdir(parents=True, exist_ok=True)
     try:
         with sync_playwright() as p:
@@ -31,7 +34,7 @@ def test_two_people_press_start_at_once_on_two_servers_of_one_store_and_both_run
             buttons = [page.get_by_role("button", name="Start training") for page in pages]
             for b in buttons:  # as near the same moment as two people manage
                 b.click(no_wait_after=True)
-            store = RunStore(root)
+            store = RunStore(root, database)
             wait_for(lambda: len(store.list_runs()) == 2, timeout=30, what="both runs")
             # the second run's place, shown while the first trains (on the page of whoever pressed second)
             waiting = wait_for(lambda: next((pg for pg in pages if pg.get_by_text("Queue: 1 run(s) waiting").count()),
