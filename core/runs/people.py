@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from core.messages import Explained, Message
-from core.runs.rows import Run
 from core.runs.store import RunStore
 from core.runs.store.team_records import fold_name
 

@@ -25,7 +25,7 @@ from core.runs.rows import ACTIVE, FINISHED, RESUMABLE, RequestNotice, Run
 from core.runs.store.migrate import upgrade as migrate_to_head
 from core.runs.store.artifacts import Artifacts
 from core.runs.store.convert import to_run
-from core.runs.store.database import DATABASE_URL_ENV, Database, database_url_setting, shown_url, sqlite_url
+from core.runs.store.database import Database, database_url_setting, shown_url, sqlite_url
 from core.runs.store.metrics import MetricRecords
 from core.runs.store.queue_records import QueueRecords
 from core.runs.store.run_records import RunRecords
