@@ -12,6 +12,7 @@ import time
 import urllib.request
 from pathlib import Path
 
+from tests.postgres import skip_or_fail
 from tests.server import free_port
 
 __all__ = ["NGINX", "start_nginx"]
@@ -22,6 +23,8 @@ NGINX = shutil.which("nginx") or "/usr/sbin/nginx"
 def start_nginx(folder: Path, upstreams: list[str], forwarded: bool = True,
                 balance: str = "ip_hash") -> tuple[subprocess.Popen, str]:
     """nginx on a free port of 127.0.0.1 in front of upstreams (http://host:port); (process, its URL)."""
+    if not Path(NGINX).exists():
+        skip_or_fail("nginx is not installed (Debian: apt-get install nginx; .ci/run installs it)")
     port = free_port()
     folder.mkdir(parents=True, exist_ok=True)
     servers = "\n".join(f"        server {u.removeprefix('http://')};" for u in upstreams)
