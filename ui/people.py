@@ -128,15 +128,17 @@ def _from_cookie() -> tuple[str, str]:
 
 
 def _remember(token: str, name: str) -> None:
-    """Keep the name in this browser: a cookie the next page load sends (written by the next run's page, as
-    this one ends in a rerun; this session keeps the name meanwhile)."""
-    value = f"{token}:{name}"
-    st.session_state["_person_cookie"] = st.session_state["_cookie_to_write"] = value
+    """Keep the name in this browser: a cookie the next page load sends (written by this session's next runs,
+    as this one ends in a rerun; this session keeps the name meanwhile)."""
+    st.session_state["_person_cookie"] = f"{token}:{name}"
 
 
 def _write_cookie() -> None:
-    value = st.session_state.pop("_cookie_to_write", None)
-    if value is None:
+    """Write the name's cookie on every run until the browser's own cookie (sent when the page loaded) says it:
+    a run may be replaced by the next before its page reaches the browser, so one write alone can be lost."""
+    value = st.session_state.get("_person_cookie")
+    sent = st.context.cookies.get(COOKIE)
+    if value is None or (isinstance(sent, str) and unquote(sent) == value):
         return
     cookie = json.dumps(f"{COOKIE}={quote(value, safe='')}; path=/; max-age=31536000; SameSite=Strict")
     script = "<script>document.cookie = " + cookie.replace("</", "<\\/") + ";</script>"

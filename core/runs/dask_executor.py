@@ -39,6 +39,7 @@ __all__ = ["SCHEDULER_ENV", "DaskExecutor", "scheduler_setting", "SILENT_S"]
 
 SCHEDULER_ENV = "STUDIO_DASK_SCHEDULER"
 TRAIN_RESOURCE = "train"
+LOST_GRACE_S = 5.0  # a lost task's run still beating within this (every 2 s) is still training
 SILENT_S = 8.0          # a remote run silent this long is interrupted (the issue asks within 10 s)
 FIRST_CONTACT_S = 60.0  # from submission to its first word: the task may wait for its data to travel
 CAPACITY_EVERY_S = 2.0  # the cluster's workers are asked at most this often
@@ -166,9 +167,14 @@ class Watch:
         if status == "error":
             why = f"{type(self.future.exception()).__name__}: {self.future.exception()}"
             return self._end(store, "interrupted", Message("remote_lost", {"why": why}))
-        if status in ("cancelled", "lost") or (status == "finished" and
-                                                self.future.result().get("outcome") == "abandoned"):
+        lost = status in ("cancelled", "lost") or (status == "finished" and
+                                                    self.future.result().get("outcome") == "abandoned")
+        if lost and time.time() - (run.heartbeat or 0.0) > LOST_GRACE_S:
+            # the run's own heartbeat decides: Dask also reschedules a task whose worker it only thought gone (a
+            # loaded machine), and the first attempt may still be training and recording
             return self._end(store, "interrupted", Message("remote_worker_died"))
+        if lost:
+            return False
         if status == "finished":
             return self._end(store, "failed", Message("remote_exit", {"code": self.future.result().get("returncode")}))
         heard = max(run.heartbeat or 0.0, self.since)
