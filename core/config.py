@@ -76,7 +76,8 @@ class TrainConfig:
     # batch_size / workers samples per step and gradients are averaged, so 1 or N workers train alike.
     workers: int = 1
     data_dir: str | None = None  # None: the bundled 5,000 images
-    # Start from these weights instead of random ones (a fine-tune); the checkpoint's network must be this one.
+    # Start from these weights instead of random ones (a fine-tune): a checkpoint file, or run:RUN_ID for a run of
+    # the store (core/runs/start_weights.py). The checkpoint's network must be this one.
     init_checkpoint: str | None = None
     # The MLP's hidden layers, units per layer ((): no hidden layer, i.e. softmax regression). LeNet-5 ignores it.
     hidden: tuple[int, ...] = DEFAULT_HIDDEN

@@ -15,7 +15,8 @@ HELP = {"hidden": "the MLP's hidden layers, units per layer (none: no hidden lay
         "validate_every": "also validate every N steps (0: after each epoch only); ",
         "lr_changes": "change the learning rate before these steps (a re-run's recorded changes); ",
         "steps_per_call": "training steps per graph call in Graph mode, Cell style, one process (0: 8); ",
-        "init_checkpoint": "start from this checkpoint's weights (a fine-tune; the same network); "}
+        "init_checkpoint": "start from this checkpoint's weights (a fine-tune; the same network): a file, or "
+                           "run:RUN_ID for a run of the store; "}
 CHOICES = {"network": "NETWORKS", "style": "STYLES", "mode": "MODES", "optimizer": "OPTIMIZERS",
            "lr_schedule": "LR_SCHEDULES", "loss": "LOSSES", "amp_level": "AMP_LEVELS"}
 

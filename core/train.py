@@ -19,12 +19,14 @@ from core.options import add_config_arguments, config_from_args
 from core.presets import PRESETS
 from core.data.folders import validate_mnist_dir
 from core.data.idx import DataError
+from core.messages import ExplainedValueError
 from core.runs.cluster import ClusterSpec
 from core.runs import launcher
 from core.runs.dispatcher import TICK_S
 from core.runs.run_queue import RunQueue
 from core.runs.rows import FINISHED, QUEUED
 from core.runs.store import RunBusy, RunStore
+from core.runs.start_weights import checkpoint_for
 from core.runs.store.arguments import add_store_arguments, open_store
 from core.runtime import prepare_process
 from core.training.events import (Callback, EpochMetrics, LearningRateEvent, LogEvent, PhaseEvent, StepEvent,
@@ -127,11 +129,11 @@ def main(argv: list[str] | None = None) -> int:
     except DataError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    if config.init_checkpoint and (problem := _init_checkpoint_problem(config)):
+    store = open_store(args)
+    if config.init_checkpoint and (problem := _init_checkpoint_problem(store, config)):
         print(f"error: --init-checkpoint: {problem}", file=sys.stderr)
         return 2
     try:
-        store = open_store(args)
         run_id = _submit(store, config, args, cluster)
     except (RunBusy, ValueError, OSError) as e:
         print(f"error: {e}", file=sys.stderr)
@@ -151,13 +153,13 @@ def main(argv: list[str] | None = None) -> int:
     return _execute(store, run_id, args.out, cluster)
 
 
-def _init_checkpoint_problem(config: TrainConfig) -> str | None:
+def _init_checkpoint_problem(store: RunStore, config: TrainConfig) -> str | None:
     """Why the run could not start from its --init-checkpoint (None: it can), said before it is queued."""
     prepare_process(config.network)
     from core.model.checkpoint import CheckpointError, load  # deferred: MindSpore, after prepare_process
     try:
-        loaded = load(config.init_checkpoint)
-    except CheckpointError as e:
+        loaded = load(checkpoint_for(store, config.init_checkpoint))
+    except (CheckpointError, ExplainedValueError) as e:
         return str(e)
     if loaded.config.network != config.network or loaded.config.hidden != config.hidden:
         return (f"{config.init_checkpoint} holds a {loaded.config.shape_label}, not the {config.shape_label} this "

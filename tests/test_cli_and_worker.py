@@ -59,3 +59,18 @@ def test_worker_pause_resume_stop(store, long_config):
     assert "stopped by request" in run.message
     assert os.path.exists(run.checkpoint)
     wait_for(lambda: not launcher.pid_alive(run.pid), timeout=15, what="the worker to exit")
+
+
+def test_cli_starts_from_a_run_of_the_store_by_its_id_and_refuses_an_unknown_one(with_run, small_mnist):
+    store, base_id = with_run
+    p = cli("core.train", "--network", "mlp", "--epochs", "1", "--data-dir", str(small_mnist), "--store",
+            str(store.root), "--init-checkpoint", "run:no-such-run", "--no-wait")
+    assert p.returncode == 2 and "run no-such-run" in p.stderr and "Traceback" not in p.stderr, p.stderr
+    assert [r.id for r in store.list_runs()] == [base_id], "nothing was queued"
+    p = cli("core.train", "--network", "mlp", "--epochs", "1", "--data-dir", str(small_mnist), "--store",
+            str(store.root), "--init-checkpoint", f"run:{base_id}", "--name", "from-a-run")
+    assert p.returncode == 0, p.stderr
+    tuned = next(r for r in store.list_runs() if r.name == "from-a-run")
+    assert tuned.status == "completed" and tuned.config.init_checkpoint == f"run:{base_id}"
+    first_loss = store.steps(tuned.id)[0].loss
+    assert first_loss < 1.8, f"the first step's loss {first_loss:.2f} is a random start's (ln 10 = 2.30)"

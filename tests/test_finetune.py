@@ -51,7 +51,7 @@ def test_a_fine_tune_starts_from_the_model_and_reads_the_drawings_better_afterwa
     for i in wrong:
         mine.add(test_images[i], int(test_labels[i]), read_as=int(probs[i].argmax()), run_id=run_id)
     made = finetune.plan(store, base, mine.list())
-    assert made.copies >= 1 and made.config.init_checkpoint == base.checkpoint and made.config.epochs == finetune.EPOCHS
+    assert made.copies >= 1 and made.config.init_checkpoint == f"run:{base.id}" and made.config.epochs == finetune.EPOCHS
     tuned_folder = validate_mnist_dir(made.config.data_dir)
     assert tuned_folder.train_count == 1200 + 12 * made.copies  # a folder with a test split keeps all its training images
     tuned_id = store.create_run(made.config, name="fine-tune", source=finetune.SOURCE)

@@ -11,6 +11,7 @@ from core.app.access import check_data_path
 from core.app.model_service import MINDSPORE_LOCK
 from core.config import TrainConfig, field_text, parse_fields
 from core.data.idx import DataError
+from core.runs.start_weights import referenced_run
 from ui.i18n import LANG_PARAM, label, language, t
 from ui.present import PRESENT_PARAM
 from ui.server import shared_server
@@ -39,11 +40,15 @@ def config_from_url(base: TrainConfig) -> tuple[TrainConfig, dict[str, str]]:
     return base.with_(**{k: v for k, v in values.items() if k not in errors}), errors
 
 
-def _in_store(path: str) -> bool:
-    """Whether path names a file in this server's run store's checkpoints (what a shared server's link may
-    start from: a run's weights, never another file of the server)."""
+def _in_store(value: str) -> bool:
+    """Whether value names a run of this store with a checkpoint (run:RUN_ID) or a file in the store's
+    checkpoints: what a shared server's link may start from, never another file of the server."""
+    store = get_store()
+    if (run_id := referenced_run(value)) is not None:
+        run = store.get(run_id)
+        return run is not None and bool(run.checkpoint)
     try:
-        check_data_path(path, [get_store().checkpoints])
+        check_data_path(value, [store.checkpoints])
     except (DataError, OSError, ValueError):
         return False
     return True

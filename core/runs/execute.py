@@ -19,6 +19,7 @@ from core.runs.distributed import run_distributed
 from core.runs.heartbeat import Heartbeat
 from core.runs.recording import CoordinatorWatch, RankStatus, StoreControl, StoreRecorder
 from core.runs.resume import resume_state
+from core.runs.start_weights import with_start_file
 from core.runs.store import RunStore
 from core.runs.sweep import TrialReporter
 from core.training.events import Callback
@@ -72,7 +73,7 @@ def _record(store: RunStore, run_id: str, callbacks: Iterable[Callback], paralle
             watch = CoordinatorWatch(control) if parallel is not None else None
             run = store.get(run_id)
             pruning = TrialReporter(store, run) if TrialReporter.wanted(store, run) else None
-            result = train(store.replay_config(run_id), folder,
+            result = train(with_start_file(store, store.replay_config(run_id)), folder,
                            [rank, recorder, writer, control, pruning, *callbacks], watch or control, resume=resume,
                            parallel=parallel)
             if pruning is not None and pruning.pruned:
@@ -119,6 +120,7 @@ def _follow(store: RunStore, run_id: str, parallel: Parallel) -> str:
     status = RankStatus(store, run_id, parallel.rank)
     try:
         resume = resume_state(store, run_id, read_only=True)
+        config = with_start_file(store, config)
         result = train(config, validate_mnist_dir(config.data_dir), [status], CoordinatorWatch(), resume=resume,
                        parallel=parallel)
     except BaseException as e:

@@ -19,6 +19,7 @@ from core.messages import ExplainedValueError
 from core.runs.handwriting import Drawing
 from core.runs.ids import new_run_id
 from core.runs.rows import Run
+from core.runs.start_weights import run_reference
 from core.runs.store import RunStore
 
 __all__ = ["FineTune", "Score", "plan", "evaluation_split", "scores", "find", "SOURCE"]
@@ -87,7 +88,7 @@ def plan(store: RunStore, base: Run, drawings: list[Drawing]) -> FineTune:
         shutil.copytree(folder.split_dir("test"), out / "test")
     base_config = base.config
     config = base_config.with_(
-        data_dir=str(out), init_checkpoint=base_checkpoint, epochs=EPOCHS, val_fraction=0.0,
+        data_dir=str(out), init_checkpoint=run_reference(base.id), epochs=EPOCHS, val_fraction=0.0,
         early_stopping=False, learning_rate=base_config.learning_rate * LR_FACTOR, lr_schedule="cosine",
         lr_changes=(), validate_every=0, workers=1).validate()
     made = FineTune(base.id, base_checkpoint, tuple(d.id for d in drawings), copies, config)

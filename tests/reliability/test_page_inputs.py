@@ -173,7 +173,7 @@ def test_a_test_split_with_a_label_above_9_is_refused_on_evaluate(with_run, smal
     assert any("holds label 77" in e.value for e in at.error)
 
 
-def test_a_link_on_a_shared_server_cannot_start_from_a_file_outside_the_store(with_run, monkeypatch, tmp_path):
+def test_a_link_on_a_shared_server_starts_only_from_the_stores_runs(with_run, monkeypatch, tmp_path):
     """init_checkpoint in a link names a checkpoint of this studio's runs, or nothing: the answer is the same
     whether the file exists or not (it tells a student nothing of the server's files)."""
     from tests.reliability.test_access import give_name
@@ -183,15 +183,17 @@ def test_a_link_on_a_shared_server_cannot_start_from_a_file_outside_the_store(wi
     outside = tmp_path / "elsewhere.ckpt"
     outside.write_bytes(store.checkpoint_path(run_id).read_bytes())  # a real checkpoint, outside the store
     said = []
-    for i, path in enumerate((outside, tmp_path / "missing.ckpt", store.checkpoint_path(run_id))):
+    for i, path in enumerate((outside, tmp_path / "missing.ckpt", "run:no-such-run", store.checkpoint_path(run_id),
+                              f"run:{run_id}")):
         at = page("configure", {"network": "mlp", "init_checkpoint": str(path)})
         at.text_input(key="login_password").input("pw")
         at.button[0].click().run()
         give_name(at, f"Student {i}")  # each AppTest is a browser of its own
         at.switch_page("app_pages/configure.py").run()
         warnings = " ".join(seen(w.value) for w in at.warning)
-        said.append(("checkpoint of this studio" in warnings, at.session_state["config"].init_checkpoint))
-    assert said == [(True, None), (True, None), (False, str(store.checkpoint_path(run_id)))]
+        said.append(("only from a run of this studio" in warnings, at.session_state["config"].init_checkpoint))
+    assert said == [(True, None), (True, None), (True, None), (False, str(store.checkpoint_path(run_id))),
+                    (False, f"run:{run_id}")]
 
 
 def test_a_number_hundreds_of_digits_long_gets_a_message_not_an_overflow(store):
