@@ -45,7 +45,7 @@ def build_parser() -> argparse.ArgumentParser:
                          "starts it in a worker process when a slot frees (slots: $STUDIO_SLOTS, default 1)")
     add_store_arguments(ap)
     ap.add_argument("--out", default=None, help="also copy the final checkpoint here (.ckpt)")
-    dist = ap.add_argument_group("several hosts (data-parallel with --workers N; see the README)")
+    dist = ap.add_argument_group("several hosts (data-parallel with --workers N; see docs/command-line.md)")
     dist.add_argument("--local-workers", type=int, default=None, metavar="N",
                       help="workers to start on this host (default: all of --workers)")
     dist.add_argument("--master-addr", default="127.0.0.1", metavar="HOST",

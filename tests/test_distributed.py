@@ -144,7 +144,7 @@ def test_bad_distributed_settings_are_explained(small_mnist):
 
 
 def test_two_hosts_rehearsed_on_loopback(tmp_path, small_mnist):
-    """The README's several-hosts example, with both 'hosts' on 127.0.0.1: host 0 runs the scheduler and rank 0
+    """The several-hosts example of docs/command-line.md, with both 'hosts' on 127.0.0.1: host 0 runs the scheduler and rank 0
     and records the run; host 1 runs rank 1 only. Host 1's processes are told that the master address is not
     theirs (tests/second_host/sitecustomize.py), as on a second machine: without that both msruns started a
     scheduler and one failed on the taken port, which the run survived unnoticed. What this proves: the two

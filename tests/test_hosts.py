@@ -163,7 +163,7 @@ def _steps_seen_on(team: Team, host: str, run_id: str) -> int:
 
 
 def test_one_data_parallel_run_over_two_hosts_through_msrun(tmp_path, small_mnist):
-    """The README's several-hosts example on two network namespaces — a real network between the hosts, each
+    """The several-hosts example of docs/command-line.md on two network namespaces — a real network between the hosts, each
     with the other's store folder hidden: host 0 runs msrun's scheduler and rank 0 and records the run, host 1
     runs rank 1 and joins over TCP at host 0's address (no stand-in for "not the master address" needed: it
     is not host 1's)."""

@@ -11,7 +11,8 @@ def test_every_published_table_is_what_its_results_file_gives():
 
 def test_the_headline_figures_are_generated_tables():
     found = {doc.name: {name for name, _ in published.blocks(doc.read_text())} for doc in published.DOCUMENTS}
-    assert {"accuracy", "augmentation", "step-variants", "distributed"} <= found["README.md"]
+    assert "accuracy" in found["README.md"]
+    assert {"augmentation", "step-variants", "distributed"} <= found["measured.md"]
     assert {"user-visible", "page-times"} <= found["performance.md"]
     assert set().union(*found.values()) == set(published.TABLES)  # every table is published somewhere
 

@@ -202,7 +202,7 @@ def test_the_estimate_counts_the_runs_ahead(store):
 
 
 def test_move_to_front_by_a_non_admin_reorders_only_their_own_runs(store):
-    """README's promise holds against Move to front: Ann moving her runs forward never pushes Bob's single run
+    """The queue's promise (docs/deploy.md) holds against Move to front: Ann moving her runs forward never pushes Bob's single run
     back; an admin's Move to front puts a run before everything."""
     from core.runs.actions import Actions
     from core.runs.people import person

@@ -130,7 +130,7 @@ def test_messages_keep_their_catalogue_key_and_an_old_store_gains_the_column(tmp
 
 
 def test_a_run_silent_for_sixty_seconds_is_marked_interrupted_though_its_process_lives(store):
-    """README: a run with no heartbeat for 60 s is marked interrupted (a hung worker), even when its process
+    """docs/architecture.md: a run with no heartbeat for 60 s is marked interrupted (a hung worker), even when its process
     is still there; one heard from 59 s ago is not."""
     import time
     sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
@@ -149,7 +149,7 @@ def test_a_run_silent_for_sixty_seconds_is_marked_interrupted_though_its_process
 
 
 def test_stop_terminates_a_worker_stuck_mid_step_after_the_grace_period(store):
-    """README: Stop asks between steps; a worker that does not end within 5 s (stuck inside a step) is
+    """docs/architecture.md: Stop asks between steps; a worker that does not end within 5 s (stuck inside a step) is
     terminated, and the run says so. The stand-in worker never reads the store, like one stuck in a step."""
     import time
 
