@@ -44,7 +44,3 @@ def text(lang: str, key: str, /, **values) -> str:
     catch it); at run time it falls back to English, then to the key itself, rather than break a page."""
     template = catalogue(lang).get(key) or catalogue(DEFAULT).get(key) or key
     return template.format(**values) if values else template
-
-
-def language_or_default(value: str | None) -> str:
-    return value if value in LANGUAGES else DEFAULT

@@ -64,10 +64,12 @@ def test_a_display_name_belongs_to_one_browser_and_never_makes_an_admin(store, m
     assert claim_name(store, "ann ", "token-1") is None, "the same browser, again (case and spaces do not matter)"
     assert claim_name(store, "ANN", "token-2").key == "name_taken"
     assert claim_name(store, "teacher", "token-3").key == "name_reserved"
+    assert claim_name(store, "ＴＥＡＣＨＥＲ", "token-3").key == "name_reserved", "full-width letters fold too"
     for bad in ("", " ", "x" * 41, "evil\u202ename", "a\nb"):
         assert claim_name(store, bad, "token-4").key == "name_invalid", repr(bad)
     assert not person("Teacher", proven=False).admin, "a typed name proves nothing"
     assert person("Teacher").admin and person("T", "boss@x.example").admin and not person("Ann").admin
+    assert person("ｔｅａｃｈｅｒ").admin and person("T", "BOSS@X.EXAMPLE").admin, "admins are matched as names are"
 
 
 def test_the_command_line_is_held_to_the_same_rule(store, monkeypatch):

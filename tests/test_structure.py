@@ -215,3 +215,56 @@ def test_the_database_check_finds_a_reach_into_the_store():
     tree = ast.parse("import sqlalchemy\nwith self.store.db.write() as c: pass\n")
     attrs = [n for n in ast.walk(tree) if isinstance(n, ast.Attribute) and n.attr in STORE_INSIDES]
     assert attrs and attrs[0].value.attr == "store"
+
+
+DATE = r"\b20\d\d-[01]\d-[0-3]\d\b"
+ALEMBIC_HEADER = r"^Create Date: "  # a migration's own header, written by Alembic
+
+
+def comments_and_docstrings(source: str) -> list[tuple[int, str]]:
+    """(line, text) of every comment and docstring in source."""
+    import io
+    import tokenize
+    found = [(tok.start[0], tok.string) for tok in tokenize.generate_tokens(io.StringIO(source).readline)
+             if tok.type == tokenize.COMMENT]
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+            if (doc := ast.get_docstring(node, clean=False)) is not None:
+                found.append((getattr(node, "lineno", 1), doc))
+    return found
+
+
+def dated_comments(source: str) -> list[tuple[int, str]]:
+    import re
+    return [(line, text) for line, text in comments_and_docstrings(source)
+            if re.search(DATE, re.sub(ALEMBIC_HEADER + ".*$", "", text, flags=re.M))]
+
+
+def test_no_comment_tells_the_story_of_a_day():
+    """Comments say what is true of the code now; the day something was measured or went wrong belongs in a
+    commit body or docs/."""
+    dated = {name: found for name, path in FILES.items() if (found := dated_comments(path.read_text()))}
+    assert dated == {}
+
+
+def test_the_date_check_finds_a_dated_comment():
+    assert dated_comments('x = 1  # 3x faster (CI on 2026-12-01)\n"2026-12-01 in a string is data"\n') == [
+        (1, "# 3x faster (CI on 2026-12-01)")]
+    assert dated_comments('"""A migration.\n\nCreate Date: 2026-12-01\n"""\n') == []
+
+
+FIRST_COMMIT_OF_SHORT_SUBJECTS = "799ad0e29f59"  # subjects ≤ 72 characters from here on (details in the body)
+MAX_SUBJECT = 72
+
+
+def test_commit_subjects_are_at_most_72_characters():
+    import subprocess
+    git = ["git", "-C", str(PROJECT_ROOT)]
+    if subprocess.run([*git, "cat-file", "-e", FIRST_COMMIT_OF_SHORT_SUBJECTS + "^{commit}"],
+                      capture_output=True).returncode != 0:
+        pytest.skip(f"this checkout has no git history back to {FIRST_COMMIT_OF_SHORT_SUBJECTS} (a shallow clone)")
+    subjects = subprocess.run([*git, "log", "--format=%h %s", f"{FIRST_COMMIT_OF_SHORT_SUBJECTS}~1..HEAD"],
+                              capture_output=True, text=True, check=True).stdout.splitlines()
+    assert subjects, "git log found no commits"
+    too_long = [s for s in subjects if len(s.split(" ", 1)[1]) > MAX_SUBJECT]
+    assert too_long == [], "write the subject in ≤ 72 characters and the details in the body"

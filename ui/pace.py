@@ -1,18 +1,12 @@
-"""How often the live Train views poll: one interval for every viewer of this server, set by what the server's
-process spends, and changed in the browsers without a whole-page run.
+"""How often the live Train views poll: one interval for every viewer of this server, set by the CPU share the
+server's process takes, and changed in the browsers without a whole-page run.
 
-Every poll is a script run in the one server process, which shares the machine's cores with the training
-(two here). Measured with bench/load_test.py and 60 viewers on this 2-core machine:
-- 1-second polls for everyone froze every view: Streamlit runs each poll in a thread it starts from its one
-  event-loop thread and waits there until that thread has started, so with 60 polls a second the event loop
-  waited on the others and no update finished, not even the first page runs. A class opening the page
-  together must therefore not start at POLL_S: until the server has measured itself it guesses from the
-  number of viewers.
-- Interval per session (some viewers polled every second, others every four), a CPU-time estimate per update
-  (Streamlit's own work around it, in other threads, doubled it), a symmetric margin and jumps of two steps
-  at once all ended in the same freeze or in a swing between steps. What holds: the process's measured CPU
-  share against a budget, longer by a step as soon as it is over, shorter by one step only when twice the
-  share (the shorter step's work) stays under the budget with room, now and then.
+Every poll is a script run in the one server process, which shares the machine's cores with the training, and
+Streamlit starts each poll's thread from its one event-loop thread. So the interval is one for all sessions; a
+new server guesses it from the number of viewers until it has measured itself (a class opening the page
+together at POLL_S keeps the event loop starting threads and no update finishes); it grows by one step as
+soon as the share is over the budget and shrinks by one step only when twice the share stays under it with
+room. Why each rule, with the measurements of the ones that failed: docs/reliability.md ("Live views").
 """
 from __future__ import annotations
 
@@ -34,15 +28,12 @@ __all__ = ["POLL_S", "live_poll_interval", "keep_pace", "timed_update"]
 POLL_S = 1.0  # the live Train view, with few viewers
 POLL_STEPS_S = (POLL_S, 2.0, 4.0, 8.0)  # each twice the one before: halving the interval doubles the work
 # What the server may take from the training while views are live, in cores: 40% of the machine, and never
-# above what one Python process (one interpreter lock) can use. 2 cores: 0.8. Measured with 60 viewers: at a
-# 2 s interval they take 0.6-0.7 of a core and the training slows 1.1-1.3x; budgets of 0.6 and 0.7 sent
-# them to 4 s (one update in 4 s) in some runs.
+# above what one Python process (one interpreter lock) can use (2 cores: 0.8; docs/reliability.md).
 SERVER_CPU_BUDGET = min(0.8, 0.4 * (os.cpu_count() or 2))
-UPDATE_CPU_GUESS_S = 0.02  # a live update's cost to the server (measured 15-20 ms), until it has measured
+UPDATE_CPU_GUESS_S = 0.02  # a live update's cost to the server, until the server has measured its own
 # The browser asks for the next update every interval whether or not the last has finished, and a new
-# request cuts the running one short: with updates slower than the interval no update ever finished and every
-# view froze (8 viewers and a drawing browser beside the training). So the interval is at least LOAD_FACTOR
-# times the recent duration of an update.
+# request cuts the running one short: updates slower than the interval would never finish. So the interval is
+# at least LOAD_FACTOR times the recent duration of an update.
 LOAD_FACTOR = 2.5
 MEASURE_S = 5.0       # CPU share and update durations: averaged over about this many seconds
 GROW_AFTER_S = 3.0    # a longer interval takes a few seconds to show in the CPU share: no second step before

@@ -109,10 +109,9 @@ def _say_kept() -> None:
 
 
 # Step and Apply act in their buttons' callbacks, which Streamlit runs first thing in the page run a click
-# starts. Acting in the page's body lost a rate: Apply clicked and Step at once, the second click preempted the
-# page run the first had started before its body reached the Apply button, and the next run saw only Step (the
-# browser lesson test, CI on 2026-12-01). Both clicks reaching one run (both callbacks in it), Step's asks for
-# the rate first: a rate is for the steps that follow it.
+# starts: a second click preempts the page run the first one started, so a click acted on in the page's body
+# can be lost. When both clicks reach one run (both callbacks in it), Step's asks for the rate first: a rate is
+# for the steps that follow it.
 def _on_apply(run: Run) -> None:
     if not st.session_state.get("step"):  # else Step's callback asks for the rate, then the steps
         _request_rate(run)

@@ -32,9 +32,8 @@ _mode_set = False
 def _ensure_mode() -> None:
     global _mode_set
     if not _mode_set:
-        # Graph mode: one image takes 0.67 ms for LeNet-5 against 1.6 ms in PyNative, whose first call takes
-        # 61 ms (`python -m bench.predict_latency`, bench/results/predict_latency.json, 2026-12-01); Graph's
-        # compilation (~0.3 s) happens in the warm-up when a model is loaded, not at the first click.
+        # Graph mode: a prediction is over twice as fast as in PyNative (bench/predict_latency.py); Graph's
+        # compilation happens in the warm-up when a model is loaded, not at the first click.
         set_mode("graph")
         _mode_set = True
 

@@ -40,7 +40,7 @@ class NotAllowed(Explained, PermissionError):
 
 def admins() -> frozenset[str]:
     raw = os.environ.get(ADMINS_ENV, "")
-    return frozenset(a.strip().lower() for a in raw.split(",") if a.strip())
+    return frozenset(fold_name(a) for a in raw.split(",") if a.strip())
 
 
 @dataclass(frozen=True)
@@ -48,7 +48,6 @@ class Person:
     name: str            # what the pages show
     email: str = ""      # from the identity provider (empty without one)
     admin: bool = False  # an admin, or the one person of a local single-user server
-    signed_in: bool = True
     signed_in_with_provider: bool = False  # proven by OpenID Connect (not a display name or an OS user)
 
     @property
@@ -74,7 +73,7 @@ def person(name: str, email: str = "", single_user: bool = False, proven: bool =
     (signed in with OpenID Connect, or the OS user of a command line), or the only person of a single-user
     server. A display name given on a shared-password server proves nothing, so it never makes an admin."""
     listed = admins()
-    named = name.strip().lower() in listed or (email.strip().lower() in listed if email else False)
+    named = fold_name(name) in listed or (fold_name(email) in listed if email else False)
     return Person(name.strip(), email.strip(), single_user or (proven and named))
 
 
@@ -85,11 +84,11 @@ def claim_name(store: RunStore, name: str, token: str) -> Message | None:
     name = unicodedata.normalize("NFC", name.strip())
     if not name or len(name) > MAX_NAME or any(unicodedata.category(c).startswith("C") for c in name):
         return Message("name_invalid", {"n": MAX_NAME})
-    if name.lower() in admins():
+    if fold_name(name) in admins():
         return Message("name_reserved", {"name": name})
     if not store.claim_name(name, hashlib.sha256(token.encode()).hexdigest()):
         return Message("name_taken", {"name": name})
     return None
 
 
-LOCAL = Person("", admin=True, signed_in=False)  # a local single-user server's one person
+LOCAL = Person("", admin=True)  # a local single-user server's one person
