@@ -6,6 +6,7 @@ import streamlit as st
 
 from core.app.compare import AXES, config_differences, curves, summary
 from core.config import NETWORKS, OPTIMIZERS, STYLES, MODES
+from core.runs.store import RunGone
 from ui.charts import EPOCH_AXIS, LEGEND_ON_TOP, RUN_COLOURS, facet_titles_without_names
 from ui.format import readable, run_label
 from ui.people import actions, owner_label
@@ -56,7 +57,8 @@ def summary_rows(run) -> dict:
     rows["status"] = status_word(rows["status"])
     if rows["best val acc"] is not None:
         rows["best val acc"] = f"{rows['best val acc']:.2%}"
-    return {**{t("compare.s_" + k.replace(" ", "_")): v for k, v in rows.items()}, t("runs.col_owner"): owner_label(run)}
+    return {**{t("compare.s_" + k.replace(" ", "_")): v for k, v in rows.items()},
+            t("runs.col_owner"): owner_label(run)}
 
 
 def setting_name(field: str) -> str:
@@ -98,9 +100,9 @@ again = st.selectbox(t("compare.rerun_which"), chosen, key="rerun_which",
                      format_func=lambda i: run_label(by_id[i]))
 if st.button("🔁 " + t("compare.rerun"), key="rerun", help=t("train.queues_when_busy")):
     try:
-        run_id = actions().start(store.replay_config(again) or by_id[again].config,
+        run_id = actions().start(store.replay_config(again),
                                  name=t("compare.rerun_name", name=by_id[again].name)[:80])
         st.session_state["run_id"] = run_id
         st.switch_page("app_pages/train.py")
-    except (ValueError, OSError) as e:
+    except (ValueError, OSError, RunGone) as e:
         st.error(t("train.could_not_start", error=say(e)))

@@ -26,7 +26,8 @@ for name, msg in st.session_state.get("url_errors", {}).items():
 form = ConfigForm(config)
 heading, preset_button = st.columns([3, 2], vertical_alignment="bottom")
 heading.subheader(t("configure.basic_header"))
-if preset_button.button("⭐ " + t("configure.preset_best_5k"), key="preset_best_5k", help=t("configure.preset_best_5k_help")):
+if preset_button.button("⭐ " + t("configure.preset_best_5k"), key="preset_best_5k",
+                        help=t("configure.preset_best_5k_help")):
     replace_config(PRESETS["best-5k"].with_(data_dir=config.data_dir))
 shape, numbers = st.columns(2)
 with shape:
@@ -105,4 +106,5 @@ picture.plotly_chart(network_diagram(config), width="stretch", key="diagram", co
 numbers.metric(t("configure.trainable_params"), f"{table['parameters'].sum():,}")
 numbers.dataframe(table.rename(columns={c: t(f"configure.col_{c.replace(' ', '_')}") for c in table.columns}),
                   hide_index=True, width="stretch")
-st.caption(t("configure.data_caption", data=literal(config.data_dir) if config.data_dir else t("configure.bundled_data")))
+st.caption(t("configure.data_caption",
+             data=literal(config.data_dir) if config.data_dir else t("configure.bundled_data")))

@@ -115,7 +115,7 @@ i = int(st.number_input(t("data.sample_index"), 0, len(labels) - 1, 0, key="pipe
 steps = model_service.pipeline_steps(images[i])
 views, (lo, hi) = on_common_scale(steps)
 cols = st.columns(len(steps) + 1)
-for col, (name, x), view in zip(cols, steps, views):
+for col, (name, x), view in zip(cols, steps, views, strict=False):
     col.markdown(f"**{t('data.raw_step') if name.startswith('raw') else name}**")
     col.caption(t("data.step_caption", shape=tuple(x.shape), dtype=x.dtype, min=x.min(), max=x.max()))
     col.image(view, width=84, clamp=True)

@@ -17,8 +17,9 @@ if not known:
     st.stop()
 ids = [s.id for s in known]
 chosen = st.session_state.get(SWEEP_CHOSEN)
+names = {s.id: f"{s.name} ({t('sweep.status_' + s.status)})" for s in known}
 sweep_id = st.selectbox(t("sweep.which"), ids, index=ids.index(chosen) if chosen in ids else 0, key="sweep_pick",
-                        format_func=lambda i: next(f"{s.name} ({t('sweep.status_' + s.status)})" for s in known if s.id == i))
+                        format_func=names.__getitem__)
 st.session_state[SWEEP_CHOSEN] = sweep_id
 info = next(s for s in known if s.id == sweep_id)
 if info.status == "open" and st.button("⏹️ " + t("sweep.cancel"), help=t("sweep.cancel_help"), key="cancel_sweep"):

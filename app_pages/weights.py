@@ -43,8 +43,8 @@ def playback(frames: dict[str, dict], epochs: list[int]) -> go.Figure:
         for p in params:
             s = frames[p].get(epoch)
             edges, counts = (s.hist_edges, s.hist_counts) if s else ((0.0, 1.0), (0,))
-            centres = [(a + b) / 2 for a, b in zip(edges, edges[1:])]
-            out.append(go.Bar(x=centres, y=counts, width=[b - a for a, b in zip(edges, edges[1:])],
+            centres = [(a + b) / 2 for a, b in zip(edges, edges[1:], strict=False)]
+            out.append(go.Bar(x=centres, y=counts, width=[b - a for a, b in zip(edges, edges[1:], strict=False)],
                               marker_color="#4c78a8", showlegend=False))
         return out
 
@@ -61,8 +61,8 @@ def playback(frames: dict[str, dict], epochs: list[int]) -> go.Figure:
              "label": str(e), "method": "animate"} for e in epochs]
     fig.update_layout(
         height=230 * rows + 120, margin=dict(l=10, r=10, t=40, b=10), bargap=0,
-        updatemenus=[{"type": "buttons", "showactive": False, "direction": "left", "x": 0, "y": -0.02 * rows, "xanchor": "left",
-                      "yanchor": "top", "buttons": [
+        updatemenus=[{"type": "buttons", "showactive": False, "direction": "left", "x": 0, "y": -0.02 * rows,
+                      "xanchor": "left", "yanchor": "top", "buttons": [
                           {"label": "▶ " + t("weights.play"), "method": "animate",
                            "args": [None, {"frame": {"duration": 700, "redraw": True}, "fromcurrent": True}]},
                           {"label": "⏸ " + t("train.pause"), "method": "animate",

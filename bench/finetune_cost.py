@@ -90,7 +90,7 @@ def main(argv=None) -> int:
     base_s = time.perf_counter() - t0
     base = store.get(base_id)
     mine = HandwritingSet(store)
-    for image, label in zip(taught, taught_labels):
+    for image, label in zip(taught, taught_labels, strict=False):
         mine.add(image, int(label), run_id=base_id)
     made = finetune.plan(store, base, mine.list())
     tuned_id = store.create_run(made.config, name="fine-tune", source=finetune.SOURCE)

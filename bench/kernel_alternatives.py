@@ -65,7 +65,7 @@ def main() -> None:
     ref = [p.asnumpy() for p in built[VARIANTS[0]][0].get_parameters()]
     rows = []
     for v, (net, _) in built.items():
-        diff = max(float(np.abs(p.asnumpy() - r).max()) for p, r in zip(net.get_parameters(), ref))
+        diff = max(float(np.abs(p.asnumpy() - r).max()) for p, r in zip(net.get_parameters(), ref, strict=False))
         rows.append({"conv1": v[0], "pool": v[1], "ms_per_step_median": round(float(np.median(times[v])), 2),
                      "rounds": [round(t, 2) for t in times[v]], "max_weight_difference": diff})
         print(f"{v[0]:12} {v[1]:14} {np.median(times[v]):7.2f} ms/step (rounds {rows[-1]['rounds']}), "

@@ -61,10 +61,10 @@ def main() -> None:
 
     def groups():
         for j in range(n // K):
-            pairs = [(ms.Tensor(x), ms.Tensor(y)) for x, y in zip(xs[j * K:(j + 1) * K], ys[j * K:(j + 1) * K])]
+            pairs = [(ms.Tensor(x), ms.Tensor(y)) for x, y in zip(xs[j * K:(j + 1) * K], ys[j * K:(j + 1) * K], strict=False)]
             multi(*MultiStep.batches(pairs))[0].asnumpy()
     one, many = timed(singles, n), timed(groups, n)
-    same = all(np.array_equal(a.asnumpy(), b.asnumpy()) for a, b in zip(net1.get_parameters(), net2.get_parameters()))
+    same = all(np.array_equal(a.asnumpy(), b.asnumpy()) for a, b in zip(net1.get_parameters(), net2.get_parameters(), strict=False))
     print(f"{NETWORK} K={K}: {one:.2f} ms/step one per call, {many:.2f} ms/step {K} per call "
           f"({one / many:.2f}x), same weights: {same}")
     record(dict(network=NETWORK, k=K, ms_one_per_call=round(one, 2), ms_k_per_call=round(many, 2), same_weights=same,

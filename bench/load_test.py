@@ -18,6 +18,7 @@ and under load (same run config, same measuring method), and the server's peak R
 """
 from __future__ import annotations
 
+import contextlib
 import argparse
 import json
 import os
@@ -217,20 +218,16 @@ def _lower_priority(pids: list[int], keep: list[int]) -> int:
         except OSError:
             continue  # gone already (a short-lived helper)
         for tid in threads:
-            try:
+            with contextlib.suppress(OSError):  # that thread has ended
                 os.setpriority(os.PRIO_PROCESS, int(tid), 19)
-            except OSError:
-                pass  # that thread has ended
     return lowered
 
 
 def _cpu_of(pids: list[int]) -> float:
     total = 0.0
     for pid in pids:
-        try:
+        with contextlib.suppress(OSError):  # exited: its time is not counted
             total += cpu_seconds(pid)
-        except OSError:
-            pass  # exited: its time is not counted
     return total
 
 

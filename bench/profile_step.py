@@ -60,14 +60,16 @@ def profiled(out: Path) -> float:
 
 
 def by_type(out: Path) -> dict[str, float]:
-    rows = csv.DictReader(open(next(out.rglob("cpu_op_type_info_0.csv"))))
-    return {r["op_type"]: float(r["total_compute_time"]) / (CALLS * K) for r in rows}
+    with open(next(out.rglob("cpu_op_type_info_0.csv"))) as f:
+        return {r["op_type"]: float(r["total_compute_time"]) / (CALLS * K) for r in csv.DictReader(f)}
 
 
 def by_layer(out: Path) -> dict[str, float]:
     """ms per step by (layer, forward/gradient, operator type), from the operators' full names."""
     totals: Counter = Counter()
-    for r in csv.DictReader(open(next(out.rglob("cpu_op_detail_info_0.csv")))):
+    with open(next(out.rglob("cpu_op_detail_info_0.csv"))) as f:
+        rows = list(csv.DictReader(f))
+    for r in rows:
         name = r["full_op_name"]
         layer = re.search(r"(features|classifier)-SequentialCell/(\d+)-(\w+)", name)
         where = f"{layer.group(1)}.{layer.group(2)} {layer.group(3)}" if layer else "outside the layers"

@@ -46,11 +46,12 @@ def latency(repeats: int) -> list[dict]:
     for i in range(repeats):
         first = launcher.start(store, TINY, name=f"first-{i}")
         second = launcher.start(store, TINY, name=f"second-{i}")
-        freed = wait(lambda: store.get(first).finished)
-        taken = wait(lambda: next((line.t for line in store.logs(second) if "taken from the queue" in line.message), None))
-        wait(lambda: store.get(second).step >= 1)
+        freed = wait(lambda first=first: store.get(first).finished)
+        taken = wait(lambda second=second: next((line.t for line in store.logs(second)
+                                                 if "taken from the queue" in line.message), None))
+        wait(lambda second=second: store.get(second).step >= 1)
         stepped = time.time()
-        wait(lambda: store.get(second).status == "completed", timeout=300, poll=0.1)
+        wait(lambda second=second: store.get(second).status == "completed", timeout=300, poll=0.1)
         rows.append({"taken_after_s": round(taken - freed, 3), "first_step_after_s": round(stepped - freed, 3)})
         print(f"round {i + 1}: taken from the queue {taken - freed:.2f} s after the slot freed; first step after "
               f"{stepped - freed:.2f} s", flush=True)

@@ -39,7 +39,8 @@ def main() -> None:
     cfg = TrainConfig(network=args.network, style=args.style, mode=args.mode, batch_size=args.batch,
                       amp_level=args.amp)
     set_mode(cfg.mode)
-    stepper = build_model(cfg, resume=None, parallel=None).step  # the network, mixed precision, step as training builds them
+    # the network, mixed precision, step as training builds them
+    stepper = build_model(cfg, resume=None, parallel=None).step
     step = stepper.with_grads if args.with_grads else stepper
     rng = np.random.default_rng(0)
     x = ms.Tensor(rng.standard_normal((args.batch, 1, 28, 28), dtype=np.float32))

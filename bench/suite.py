@@ -291,11 +291,12 @@ def print_part(part: str, data) -> None:
 
 def _cpu_name() -> str:
     try:
-        for line in open("/proc/cpuinfo"):
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
+        with open("/proc/cpuinfo") as info:
+            for line in info:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
     except OSError:
-        pass
+        pass  # no /proc (not Linux): the platform's own name below
     return platform.processor()
 
 

@@ -19,7 +19,9 @@ class SessionStats:
     runs_cut_short: int = 0      # runs a newer request interrupted (FINISHED_EARLY_FOR_RERUN)
     charts_received: int = 0
     intervals: list[float] = field(default_factory=list)  # every poll interval the server set, in order
-    chart_times: list[float] = field(default_factory=list)  # seconds from the start of the run, per chart  # plotly charts drawn: on the live Train page, one per update of its curves
+    # seconds from the start of the run, per chart  # plotly charts drawn: on the live Train page, one per update of its
+    # curves
+    chart_times: list[float] = field(default_factory=list)
     frames_received: int = 0
     bytes_received: int = 0
     exceptions: list[str] = field(default_factory=list)
@@ -38,6 +40,21 @@ def _rerun(page_name: str, url: str, page_hash: str = "", fragment_id: str = "")
         cs.fragment_id = fragment_id
         cs.is_auto_rerun = True
     return msg.SerializeToString()
+
+
+def _count(msg: ForwardMsg, kind: str, stats: SessionStats, elapsed_s: float) -> None:
+    """What a message other than the session's and the timers' adds to the session's figures."""
+    if kind == "script_finished":
+        stats.scripts_finished += 1
+        stats.full_runs_finished += msg.script_finished == ForwardMsg.FINISHED_SUCCESSFULLY
+        stats.runs_cut_short += msg.script_finished == ForwardMsg.FINISHED_EARLY_FOR_RERUN
+    elif kind == "delta" and msg.delta.WhichOneof("type") == "new_element":
+        el = msg.delta.new_element
+        if el.WhichOneof("type") == "exception":
+            stats.exceptions.append(f"{el.exception.type}: {el.exception.message}")
+        elif el.WhichOneof("type") == "plotly_chart":
+            stats.charts_received += 1
+            stats.chart_times.append(round(elapsed_s, 3))
 
 
 async def watch_page(base_url: str, page_name: str, seconds: float, stats: SessionStats) -> None:
@@ -63,7 +80,7 @@ async def watch_page(base_url: str, page_name: str, seconds: float, stats: Sessi
             while (left := end - loop.time()) > 0:
                 try:
                     frame = await asyncio.wait_for(ws.recv(), timeout=left)
-                except asyncio.TimeoutError:
+                except TimeoutError:
                     break
                 stats.frames_received += 1
                 stats.bytes_received += len(frame)
@@ -82,17 +99,8 @@ async def watch_page(base_url: str, page_name: str, seconds: float, stats: Sessi
                     for t in timers.values():
                         t.cancel()
                     timers.clear()
-                elif kind == "script_finished":
-                    stats.scripts_finished += 1
-                    stats.full_runs_finished += msg.script_finished == ForwardMsg.FINISHED_SUCCESSFULLY
-                    stats.runs_cut_short += msg.script_finished == ForwardMsg.FINISHED_EARLY_FOR_RERUN
-                elif kind == "delta" and msg.delta.WhichOneof("type") == "new_element":
-                    el = msg.delta.new_element
-                    if el.WhichOneof("type") == "exception":
-                        stats.exceptions.append(f"{el.exception.type}: {el.exception.message}")
-                    elif el.WhichOneof("type") == "plotly_chart":
-                        stats.charts_received += 1
-                        stats.chart_times.append(round(loop.time() - start, 3))
+                else:
+                    _count(msg, kind, stats, loop.time() - start)
     except (OSError, websockets.WebSocketException) as e:
         stats.errors.append(f"{type(e).__name__}: {e}")
     finally:

@@ -26,9 +26,11 @@ class DownloadBar:
             self.file = p.file
             self.bar = tqdm(total=p.total, unit="B", unit_scale=True, unit_divisor=1000, file=sys.stderr,
                             desc=f"[{p.files_done + 1}/{p.files_total}] {p.file}")
-        self.bar.total = p.total
-        self.bar.n = p.done
-        self.bar.refresh()
+        bar = self.bar
+        assert bar is not None  # made above for this file
+        bar.total = p.total
+        bar.n = p.done
+        bar.refresh()
 
     def close(self) -> None:
         if self.bar is not None:
@@ -38,12 +40,14 @@ class DownloadBar:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description="Download the full MNIST (70,000 images) into a folder.")
     ap.add_argument("target", help="folder to create train/ and test/ in")
-    ap.add_argument("--mirror", action="append", help=f"mirror base URL (repeatable); default: ${MIRRORS_ENV} or the known mirrors")
+    ap.add_argument("--mirror", action="append",
+                    help=f"mirror base URL (repeatable); default: ${MIRRORS_ENV} or the known mirrors")
     ap.add_argument("--timeout", type=float, default=30.0)
     args = ap.parse_args(argv)
     bar = DownloadBar()
     try:
-        root = download_mnist(args.target, tuple(args.mirror or configured_mirrors()), progress=bar, timeout=args.timeout)
+        root = download_mnist(args.target, tuple(args.mirror or configured_mirrors()), progress=bar,
+                              timeout=args.timeout)
     except DataError as e:
         print(f"\nerror: {e}", file=sys.stderr)
         return 1

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import string
 import tomllib
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 LANGUAGES = {"en": "English", "zh": "简体中文"}
@@ -27,7 +27,7 @@ def _flatten(table: dict, prefix: str = "") -> dict[str, str]:
     return out
 
 
-@lru_cache(maxsize=None)
+@cache
 def catalogue(lang: str) -> dict[str, str]:
     if lang not in LANGUAGES:
         raise ValueError(f"no catalogue for language {lang!r}; choose one of {', '.join(LANGUAGES)}")

@@ -34,7 +34,8 @@ def add_config_arguments(ap: argparse.ArgumentParser) -> None:
                                   + f" (default {default})").replace("%", "%%"))  # argparse formats help with %
         else:
             ap.add_argument(flag, dest=f.name, default=None, metavar=METAVARS.get(f.name, f.type.split(" ")[0].upper()),
-                            help=HELP.get(f.name, "") + f"default {field_text(f.name, default) if default is not None else None}"
+                            help=HELP.get(f.name, "")
+                            + f"default {field_text(f.name, default) if default is not None else None}"
                             + (" (the bundled 5,000 images)" if f.name == "data_dir" else ""))
 
 

@@ -139,12 +139,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {e}", file=sys.stderr)
         return 2
     if args.no_wait:
-        run = store.get(run_id)
+        run = store.existing(run_id)
         print(f"run {run_id} {run.status} in {store.root}; it starts when a slot frees (the dashboard or a "
               "waiting command line starts it)")
         return 0
     print(f"run {run_id} in {store.root} (watch it live in the dashboard)")
-    if store.get(run_id).status == QUEUED and not _wait_for_turn(store, run_id):  # several hosts: not queued
+    if store.existing(run_id).status == QUEUED and not _wait_for_turn(store, run_id):  # several hosts: not queued
         return 1
     prepare_process(config.network)
     if config.workers > 1:
@@ -158,7 +158,7 @@ def _init_checkpoint_problem(store: RunStore, config: TrainConfig) -> str | None
     prepare_process(config.network)
     from core.model.checkpoint import CheckpointError, load  # deferred: MindSpore, after prepare_process
     try:
-        loaded = load(checkpoint_for(store, config.init_checkpoint))
+        loaded = load(checkpoint_for(store, config.init_checkpoint or ""))
     except (CheckpointError, ExplainedValueError) as e:
         return str(e)
     if loaded.config.network != config.network or loaded.config.hidden != config.hidden:
@@ -246,10 +246,10 @@ def _execute(store: RunStore, run_id: str, out: str | None, cluster: ClusterSpec
         return 1
     finally:
         progress.close()
-    run = store.get(run_id)
+    run = store.existing(run_id)
     print(f"{status}: {run.message}")
-    if out and store.checkpoint_file(run):
-        shutil.copyfile(store.checkpoint_file(run), out)
+    if out and (kept := store.checkpoint_file(run)):
+        shutil.copyfile(kept, out)
         print(f"checkpoint copied to {out}")
     return 0 if status in ("completed", "early_stopped") else 1
 

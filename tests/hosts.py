@@ -16,6 +16,7 @@ import subprocess
 from pathlib import Path
 
 from tests.postgres import skip_or_fail
+import contextlib
 
 __all__ = ["Hosts"]
 
@@ -89,13 +90,9 @@ class Hosts:
 
     def popen(self, name: str, argv: list[str], hide: tuple[Path, ...] = (), log: Path | None = None,
               env: dict | None = None, **kwargs) -> subprocess.Popen:
-        out = open(log, "ab") if log else subprocess.DEVNULL
-        try:
+        with open(log or os.devnull, "ab") as out:  # the child keeps its own copy of the file
             return subprocess.Popen(self.command(name, argv, hide), stdout=out, stderr=subprocess.STDOUT,
                                     env=env, start_new_session=True, **kwargs)
-        finally:
-            if log:
-                out.close()
 
     def run(self, name: str, argv: list[str], hide: tuple[Path, ...] = (), env: dict | None = None,
             timeout: float = 120) -> subprocess.CompletedProcess:
@@ -106,10 +103,8 @@ class Hosts:
         for ns in [*self.names.values(), self.hub]:
             pids = subprocess.run(["ip", "netns", "pids", ns], capture_output=True, text=True).stdout.split()
             for pid in pids:
-                try:
+                with contextlib.suppress(ProcessLookupError, ValueError):
                     os.kill(int(pid), 9)
-                except (ProcessLookupError, ValueError):
-                    pass
             subprocess.run(["ip", "netns", "del", ns], capture_output=True)
         for link in self.links:
             subprocess.run(["ip", "link", "del", link], capture_output=True)

@@ -2,6 +2,7 @@
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+import contextlib
 
 
 class Server:
@@ -52,10 +53,8 @@ class Server:
                     return
                 if outer.mode == "truncate":
                     body = body[: len(body) // 2]
-                try:
+                with contextlib.suppress(BrokenPipeError, ConnectionResetError):
                     self.wfile.write(body)
-                except (BrokenPipeError, ConnectionResetError):
-                    pass
 
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/mnist/"

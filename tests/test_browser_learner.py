@@ -84,7 +84,7 @@ def test_a_digit_drawn_with_a_finger_on_a_390_px_screen_is_read_without_scrollin
         cdp.send("Input.dispatchTouchEvent", {"type": kind, "touchPoints": points})
 
     touch("touchStart", *SEVEN[0])
-    for (x0, y0), (x1, y1) in zip(SEVEN, SEVEN[1:]):
+    for (x0, y0), (x1, y1) in zip(SEVEN, SEVEN[1:], strict=False):
         for i in range(1, 13):
             touch("touchMove", x0 + (x1 - x0) * i / 12, y0 + (y1 - y0) * i / 12)
     touch("touchEnd", 0, 0)
@@ -130,7 +130,7 @@ def test_two_wrong_readings_corrected_into_my_handwriting_then_fine_tuned_with_b
         page.get_by_role("button", name="➕ Add to my handwriting").click()
         expect(page.get_by_text(f"Added: a {meant} (read as {read})")).to_be_visible(timeout=30_000)
         expect(page.get_by_text(f"My handwriting ({n} drawings)")).to_be_visible(timeout=30_000)
-    mine = HandwritingSet(store).list()
+    mine = HandwritingSet(store).drawings()
     assert [d.read_as != d.label for d in mine] == [True, True]
     shot(page, "learner-4-my-handwriting")
     page.get_by_role("button", name="🎯 Fine-tune on 2 drawings").click()

@@ -113,7 +113,7 @@ def test_a_lesson_in_presentation_mode(lesson):
     for delay in (0.05, 0.1, 0.25):  # one notch at a time, each sent to the run before the next
         thumb.focus()
         thumb.press("ArrowRight")
-        wait_for(lambda: store.get(run.id).step_delay == pytest.approx(delay), what=f"a delay of {delay} s", timeout=15)
+        wait_for(lambda delay=delay: store.get(run.id).step_delay == pytest.approx(delay), what=f"a delay of {delay} s", timeout=15)
     expect(page.get_by_text("Slow motion requested")).to_be_visible(timeout=15_000)
     page.get_by_role("button", name="▶️ Resume").click()
     wait_status(page, "running")

@@ -26,7 +26,7 @@ def test_two_people_press_start_at_once_on_two_servers_of_one_store_and_both_run
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
             pages = [browser.new_context(viewport={"width": 1400, "height": 1000}).new_page() for _ in servers]
-            for page, server in zip(pages, servers):
+            for page, server in zip(pages, servers, strict=False):
                 page.goto(server.url + LINK)
                 expect(page.get_by_text("Configuration is valid")).to_be_visible(timeout=60_000)
                 nav(page, "Train")

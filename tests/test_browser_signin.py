@@ -30,9 +30,10 @@ def provider(tmp_path):
         pytest.skip("Node.js or npm's oidc-provider is missing (./test.sh installs it with npm ci); CI runs this test")
     port, app_port = free_port(), free_port()
     url = f"http://127.0.0.1:{port}"
-    log = open(tmp_path / "provider.log", "wb")
-    proc = subprocess.Popen(["node", str(OIDC / "provider.mjs"), str(port), f"http://127.0.0.1:{app_port}/oauth2callback"],
-                            cwd=OIDC, stdout=log, stderr=subprocess.STDOUT)
+    with open(tmp_path / "provider.log", "wb") as log:  # the child keeps its own copy of the file
+        proc = subprocess.Popen(["node", str(OIDC / "provider.mjs"), str(port),
+                                 f"http://127.0.0.1:{app_port}/oauth2callback"], cwd=OIDC, stdout=log,
+                                stderr=subprocess.STDOUT)
     wait_for(lambda: _answers(url + "/.well-known/openid-configuration"), 30, "the OpenID Connect provider")
     secrets = tmp_path / "secrets.toml"
     secrets.write_text(f'''[auth]

@@ -24,9 +24,9 @@ def test_drawings_are_kept_listed_deleted_and_exported_as_mnist_idx(store):
     rng = np.random.default_rng(0)
     images = rng.integers(0, 256, (3, 28, 28), dtype=np.uint8)
     ids = [mine.add(images[i], label=i + 4, read_as=1, run_id="r") for i in range(3)]
-    assert [d.label for d in mine.list()] == [4, 5, 6] and np.array_equal(mine.list()[1].image, images[1])
+    assert [d.label for d in mine.drawings()] == [4, 5, 6] and np.array_equal(mine.drawings()[1].image, images[1])
     mine.delete(ids[1])
-    assert [d.id for d in HandwritingSet(store).list()] == [ids[0], ids[2]]  # kept in the store
+    assert [d.id for d in HandwritingSet(store).drawings()] == [ids[0], ids[2]]  # kept in the store
     with zipfile.ZipFile(io.BytesIO(mine.export_idx())) as z, z.open("my-handwriting/train/train-images-idx3-ubyte") as f:
         data = f.read()
         labels = z.read("my-handwriting/train/train-labels-idx1-ubyte")
@@ -50,10 +50,11 @@ def test_a_fine_tune_starts_from_the_model_and_reads_the_drawings_better_afterwa
     assert len(wrong) == 12
     for i in wrong:
         mine.add(test_images[i], int(test_labels[i]), read_as=int(probs[i].argmax()), run_id=run_id)
-    made = finetune.plan(store, base, mine.list())
+    made = finetune.plan(store, base, mine.drawings())
     assert made.copies >= 1 and made.config.init_checkpoint == f"run:{base.id}" and made.config.epochs == finetune.EPOCHS
     tuned_folder = validate_mnist_dir(made.config.data_dir)
-    assert tuned_folder.train_count == 1200 + 12 * made.copies  # a folder with a test split keeps all its training images
+    # a folder with a test split keeps all its training images
+    assert tuned_folder.train_count == 1200 + 12 * made.copies
     tuned_id = store.create_run(made.config, name="fine-tune", source=finetune.SOURCE)
     events = EventLog()
     assert execute(store, tuned_id, [events]) == "completed"
@@ -61,7 +62,7 @@ def test_a_fine_tune_starts_from_the_model_and_reads_the_drawings_better_afterwa
     tuned = store.get(tuned_id)
     assert finetune.find(store, base) == (tuned, made) and finetune.find(store, tuned)[1] == made
     split, images, labels = finetune.evaluation_split(base.config)
-    drawings = mine.list(list(made.drawing_ids))
+    drawings = mine.drawings(list(made.drawing_ids))
     result = finetune.scores(model_service.predict, base.checkpoint, tuned.checkpoint,
                              {"drawings": (np.stack([d.image for d in drawings]), np.array([d.label for d in drawings])),
                               "evaluation": (images, labels)})
@@ -81,10 +82,10 @@ def test_deleting_a_fine_tune_run_deletes_its_data_folder_and_nothing_else(with_
     store, run_id = with_run
     mine = HandwritingSet(store)
     mine.add(np.zeros((28, 28), np.uint8), 3)
-    made = finetune.plan(store, store.get(run_id), mine.list())
+    made = finetune.plan(store, store.get(run_id), mine.drawings())
     tuned_id = store.create_run(made.config, name="fine-tune", source=finetune.SOURCE, status="completed")
     folder = validate_mnist_dir(made.config.data_dir).root
     assert folder.parent == store.root / "finetune"
     store.delete(tuned_id)
     assert not folder.exists() and validate_mnist_dir(small_mnist).train_count == 1200
-    assert store.get(run_id) is not None and len(mine.list()) == 1
+    assert store.get(run_id) is not None and len(mine.drawings()) == 1

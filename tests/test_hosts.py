@@ -10,7 +10,6 @@ end the database holds each run once, every step once and in order, and B reads 
 """
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
@@ -62,7 +61,7 @@ def team(tmp_path_factory, small_mnist):
                                "--server.port", "8501", "--server.headless", "true"],
                         hide=app_hidden[name], log=root / f"{name}.log", env=env, cwd=PROJECT_ROOT)
         for name in ("appa", "appb"):
-            wait_for(lambda: _healthy(f"http://{addr[name]}:8501"), 120, f"app server {name}")
+            wait_for(lambda name=name: _healthy(f"http://{addr[name]}:8501"), 120, f"app server {name}")
         yield Team(hosts, addr, folders, url, env, app_hidden, root, small_mnist)
     finally:
         if pg is not None:

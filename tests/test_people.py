@@ -126,9 +126,9 @@ def test_my_handwriting_is_each_persons_own(store):
     ann, bob = HandwritingSet(store, "ann@x.example"), HandwritingSet(store, "bob@x.example")
     first = ann.add(np.zeros((28, 28), np.uint8), 3)
     bob.add(np.ones((28, 28), np.uint8), 7)
-    assert [d.label for d in ann.list()] == [3] and [d.label for d in bob.list()] == [7]
+    assert [d.label for d in ann.drawings()] == [3] and [d.label for d in bob.drawings()] == [7]
     bob.delete(first)  # not his: nothing happens
-    assert [d.id for d in ann.list()] == [first]
+    assert [d.id for d in ann.drawings()] == [first]
 
 
 def test_names_are_one_name_in_every_way_of_writing_them(store):

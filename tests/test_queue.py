@@ -55,6 +55,14 @@ def test_runs_wait_for_a_slot_and_can_be_cancelled_or_moved_to_the_front(store):
     assert queue.claim_next().id == third
 
 
+def test_a_host_without_slots_lists_its_queue_without_an_estimate(store):
+    """STUDIO_SLOTS=0 (a Dask cluster trains every run): the queue is listed, nothing is claimed here."""
+    queue = RunQueue(store, slots=0)
+    run_id = queue.submit(CONFIG, "for the cluster", "test", submitter="ann")
+    assert [(w.run.id, w.position, w.starts_in_s) for w in queue.waiting()] == [(run_id, 1, None)]
+    assert queue.claim_next() is None
+
+
 def test_a_data_parallel_run_takes_a_slot_per_worker(store):
     two = RunQueue(store, slots=2)
     single = two.submit(CONFIG, "single", "test", submitter="x")

@@ -57,7 +57,7 @@ def check_legacy_contents(store: RunStore) -> None:
     assert [w.run.name for w in __import__("core.runs.run_queue", fromlist=["RunQueue"]).RunQueue(store, 1).waiting()] \
         == ["legacy front", "legacy queued"], "the queue's order (moved to the front first) kept"
     assert store.sweep("sweep-legacy").status == "done" and store.lease_holder()[0] == "legacy-dispatcher"
-    (drawing,) = HandwritingSet(store, "ana").list()
+    (drawing,) = HandwritingSet(store, "ana").drawings()
     assert drawing.label == 7 and drawing.image.shape == (28, 28)
     assert np.array_equal(drawing.image, np.random.default_rng(0).integers(0, 255, (28, 28), dtype=np.uint8))
     assert people.claim_name(store, "José", "token-of-jose") is None, "the name's browser keeps it"

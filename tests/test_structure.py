@@ -12,7 +12,8 @@ from ui.navigation import PAGES
 
 PACKAGES = ("core", "ui", "app_pages")
 MAX_FUNCTION_LINES = 70
-HEAVY_EXTERNAL = ("mindspore", "onnx", "onnxruntime", "optuna", "distributed")  # what a module may import inside a function
+# what a module may import inside a function
+HEAVY_EXTERNAL = ("mindspore", "onnx", "onnxruntime", "optuna", "distributed")
 
 
 def project_files() -> dict[str, Path]:
@@ -228,9 +229,9 @@ def comments_and_docstrings(source: str) -> list[tuple[int, str]]:
     found = [(tok.start[0], tok.string) for tok in tokenize.generate_tokens(io.StringIO(source).readline)
              if tok.type == tokenize.COMMENT]
     for node in ast.walk(ast.parse(source)):
-        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
-            if (doc := ast.get_docstring(node, clean=False)) is not None:
-                found.append((getattr(node, "lineno", 1), doc))
+        if (isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+                and (doc := ast.get_docstring(node, clean=False)) is not None):
+            found.append((getattr(node, "lineno", 1), doc))
     return found
 
 

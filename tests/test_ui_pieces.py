@@ -93,7 +93,7 @@ def test_the_pipeline_preview_shows_rescale_and_normalize_differently():
     assert abs(float(rescale.mean()) - float(normalize.mean())) > 0.02 and not np.allclose(rescale, normalize)
     assert lo < -0.4 and hi > 2.8  # Normalize's range, shared by every float step
     assert np.allclose(views[0], images[0] / 255.0)  # the raw image on its own 0-255 scale
-    assert all(0.0 <= v.min() and v.max() <= 1.0 for v in views)
+    assert all(v.min() >= 0.0 and v.max() <= 1.0 for v in views)
 
 
 def test_curves_smooth_band_downsampled_runs_mark_learning_rate_changes_and_present_two_per_row():

@@ -25,9 +25,9 @@ KEPT_PARAMS = (LANG_PARAM, PRESENT_PARAM)  # the link's other parameters, kept a
 
 def config_from_url(base: TrainConfig) -> tuple[TrainConfig, dict[str, str]]:
     """Apply the page URL's query parameters to base; unknown or invalid ones are reported, not applied."""
-    values, errors = parse_fields({k: st.query_params[k] for k in st.query_params.keys() if k in URL_FIELDS},
+    values, errors = parse_fields({k: st.query_params[k] for k in st.query_params if k in URL_FIELDS},
                                   language())
-    for key in st.query_params.keys():
+    for key in st.query_params:
         if key not in URL_FIELDS and key not in KEPT_PARAMS:
             errors[key] = t("configure.unknown_param", key=key, value=repr(st.query_params[key]))
     if values.get("init_checkpoint") and shared_server() and not _in_store(values["init_checkpoint"]):

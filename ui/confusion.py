@@ -40,7 +40,8 @@ def _figure(r: Report) -> go.Figure:
                              showlegend=False))
     # Ranges fixed to the cells: the markers would otherwise pad the axes and draw grid lines round the matrix.
     fig.update_layout(height=460, clickmode="event+select",
-                      xaxis=dict(digit_axis(t("evaluate.predicted")), range=[-0.5, 9.5], showgrid=False, zeroline=False),
+                      xaxis=dict(digit_axis(t("evaluate.predicted")), range=[-0.5, 9.5], showgrid=False,
+                                 zeroline=False),
                       yaxis=dict(digit_axis(t("evaluate.true")), range=[9.5, -0.5], scaleanchor="x", constrain="domain",
                                  showgrid=False, zeroline=False),
                       margin=dict(l=10, r=10, t=10, b=10))  # scaleanchor: square cells; y from 0 at the top
@@ -65,7 +66,7 @@ def cell_gallery(images: np.ndarray, r: Report, positions, caption, key: str) ->
         return
     for start in range(0, len(positions), GALLERY_COLUMNS):
         cols = st.columns(GALLERY_COLUMNS)
-        for col, p in zip(cols, positions[start:start + GALLERY_COLUMNS]):
+        for col, p in zip(cols, positions[start:start + GALLERY_COLUMNS], strict=False):
             image = images[r.sample_ids[p]]
             col.image(image, width=84, caption=caption(p))
             if col.button("✏️", key=f"{key}_draw_{r.sample_ids[p]}", help=t("evaluate.draw_like", digit=r.labels[p])):

@@ -17,8 +17,9 @@ def drawing_target() -> DrawTarget | None:
     with st.container(border=True, horizontal=True, vertical_alignment="center"):
         if target.image is not None:
             st.image(target.image, width=84)
-        st.markdown(t("draw.target", digit=target.digit) + (
-            " " + t("draw.target_example", id=target.sample_id, read=target.read_as) if target.read_as is not None else ""))
+        example = (" " + t("draw.target_example", id=target.sample_id, read=target.read_as)
+                   if target.read_as is not None else "")
+        st.markdown(t("draw.target", digit=target.digit) + example)
         if st.button("✖️ " + t("draw.target_clear"), key="clear_target"):
             del st.session_state[DRAW_TARGET]
             st.rerun()

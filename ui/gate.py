@@ -1,8 +1,8 @@
 """The shared-password gate, drawn before any page. Streamlit has no authentication of its own.
 
-Off while the server listens on loopback, no request comes through a proxy and no password is set. Set STUDIO_PASSWORD (or `password` in
-.streamlit/secrets.toml) to turn it on. A server exposed to other machines without a password refuses to
-serve anything but the instructions."""
+Off while the server listens on loopback, no request comes through a proxy and no password is set. Set
+STUDIO_PASSWORD (or `password` in .streamlit/secrets.toml) to turn it on. A server exposed to other machines
+without a password refuses to serve anything but the instructions."""
 from __future__ import annotations
 
 import math

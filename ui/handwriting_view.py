@@ -52,14 +52,14 @@ def keep_drawing(store: RunStore, run: Run, image: np.ndarray, read_as: int, tar
 def handwriting(store: RunStore, run: Run) -> None:
     """The set, its export, and fine-tuning the chosen model on it (a toggle: it reads every drawing)."""
     mine = HandwritingSet(store, current_person().ident)
-    drawings = mine.list()
+    drawings = mine.drawings()
     # Keyed by whether the set is empty: open by itself once the first drawing is in.
     if not st.toggle("✍️ " + t("draw.mine", n=len(drawings)), key=f"show_mine_{bool(drawings)}", value=bool(drawings)):
         return
     if not drawings:
         st.caption(t("draw.mine_empty"))
     for start in range(0, len(drawings), GRID):
-        for col, d in zip(st.columns(GRID), drawings[start:start + GRID]):
+        for col, d in zip(st.columns(GRID), drawings[start:start + GRID], strict=False):
             col.image(d.image, width=56, caption=t("draw.drawing_caption", digit=d.label, read=d.read_as))
             if col.button("🗑️", key=f"del_drawing_{d.id}", help=t("draw.delete_drawing")):
                 mine.delete(d.id)
@@ -110,7 +110,7 @@ def _progress(store: RunStore, run_id: str) -> None:
 def _before_after(mine: HandwritingSet, tuned: Run, made: finetune.FineTune) -> None:
     """Accuracy before and after, side by side: on the drawings it trained on, on drawings added since, and on
     the evaluation split."""
-    key = (tuned.id, tuned.checkpoint, tuple(d.id for d in mine.list()))
+    key = (tuned.id, tuned.checkpoint, tuple(d.id for d in mine.drawings()))
     if st.session_state.get("_finetune_scores", (None,))[0] != key:
         try:
             with st.spinner(t("draw.scoring")):
@@ -130,8 +130,8 @@ def _before_after(mine: HandwritingSet, tuned: Run, made: finetune.FineTune) -> 
 
 
 def _scores(mine: HandwritingSet, tuned: Run, made: finetune.FineTune):
-    used = mine.list(list(made.drawing_ids))
-    later = [d for d in mine.list() if d.id > max(made.drawing_ids)]
+    used = mine.drawings(list(made.drawing_ids))
+    later = [d for d in mine.drawings() if d.id > max(made.drawing_ids)]
     evaluation = finetune.evaluation_split(model_service.load_model(made.base_checkpoint).config)
     split, images, labels = evaluation or ("none", np.zeros((0, 28, 28), np.uint8), np.zeros(0, np.uint8))
     groups = {"drawings": mine.arrays(used), "held_out": mine.arrays(later), "evaluation": (images, labels)}

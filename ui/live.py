@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import Callable, Hashable, TypeVar
+from typing import TypeVar
+from collections.abc import Callable, Hashable
 
 import streamlit as st
 

@@ -19,7 +19,7 @@ DOTS_SHOWN = 8  # units drawn per layer; a larger layer shows its count under th
 def mlp_parameters(hidden: tuple[int, ...]) -> int:
     """Weights and biases of the MLP 784-hidden-10."""
     widths = (28 * 28, *hidden, 10)
-    return sum((a + 1) * b for a, b in zip(widths, widths[1:]))
+    return sum((a + 1) * b for a, b in zip(widths, widths[1:], strict=False))
 
 
 def _reshape(config: TrainConfig, hidden: tuple[int, ...]) -> None:
@@ -51,10 +51,11 @@ def shape_buttons(config: TrainConfig) -> None:
 
 def _layers(config: TrainConfig) -> list[tuple[str, int]]:
     if config.network == "mlp":
-        return ([(t("configure.d_input"), 784)] + [(t("configure.d_hidden", i=i + 1), u) for i, u in enumerate(config.hidden)]
-                + [(t("configure.d_output"), 10)])
-    return [(t("configure.d_input"), 784), ("conv 6@5×5", 6 * 28 * 28), ("pool", 6 * 14 * 14), ("conv 16@5×5", 16 * 10 * 10),
-            ("pool", 16 * 5 * 5), ("dense", 120), ("dense", 84), (t("configure.d_output"), 10)]
+        hidden = [(t("configure.d_hidden", i=i + 1), u) for i, u in enumerate(config.hidden)]
+        return [(t("configure.d_input"), 784), *hidden, (t("configure.d_output"), 10)]
+    return [(t("configure.d_input"), 784), ("conv 6@5×5", 6 * 28 * 28), ("pool", 6 * 14 * 14),
+            ("conv 16@5×5", 16 * 10 * 10), ("pool", 16 * 5 * 5), ("dense", 120), ("dense", 84),
+            (t("configure.d_output"), 10)]
 
 
 def network_diagram(config: TrainConfig) -> go.Figure:
@@ -63,17 +64,19 @@ def network_diagram(config: TrainConfig) -> go.Figure:
     fig = go.Figure()
     ys = [[(j - (min(n, DOTS_SHOWN) - 1) / 2) for j in range(min(n, DOTS_SHOWN))] for _, n in layers]
     edge_x, edge_y = [], []
-    for x, (a, b) in enumerate(zip(ys, ys[1:])):
+    for x, (a, b) in enumerate(zip(ys, ys[1:], strict=False)):
         for ya in a:
             for yb in b:
                 edge_x += [x, x + 1, None]
                 edge_y += [ya, yb, None]
     fig.add_trace(go.Scatter(x=edge_x, y=edge_y, mode="lines", line=dict(width=0.6, color="rgba(128,128,128,0.35)"),
                              hoverinfo="skip", showlegend=False))
-    for x, ((name, n), y) in enumerate(zip(layers, ys)):
+    for x, ((name, n), y) in enumerate(zip(layers, ys, strict=False)):
         fig.add_trace(go.Scatter(x=[x] * len(y), y=y, mode="markers", showlegend=False, hovertext=f"{name}: {n:,}",
-                                 hoverinfo="text", marker=dict(size=16, color="#2f80ed" if 0 < x < len(layers) - 1 else "#f2994a")))
-        fig.add_annotation(x=x, y=-DOTS_SHOWN / 2 - 0.4, text="<br>".join((name, f"{n:,}")), showarrow=False, yanchor="top")
+                                 hoverinfo="text",
+                                 marker=dict(size=16, color="#2f80ed" if 0 < x < len(layers) - 1 else "#f2994a")))
+        fig.add_annotation(x=x, y=-DOTS_SHOWN / 2 - 0.4, text="<br>".join((name, f"{n:,}")), showarrow=False,
+                           yanchor="top")
     fig.update_xaxes(visible=False, range=[-0.6, len(layers) - 0.4])
     fig.update_yaxes(visible=False, range=[-DOTS_SHOWN / 2 - 2.2, DOTS_SHOWN / 2 + 0.2])
     fig.update_layout(height=300, margin=dict(l=5, r=5, t=5, b=5))

@@ -15,7 +15,8 @@ import secrets
 from dataclasses import replace
 from urllib.parse import quote, unquote
 
-from typing import Callable, TypeVar
+from typing import TypeVar
+from collections.abc import Callable
 
 import pandas as pd
 import streamlit as st

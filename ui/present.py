@@ -21,7 +21,8 @@ html {{ font-size: {ROOT_FONT}px; }}
 [data-testid="stMetricValue"] div {{ overflow: visible; text-overflow: clip; }}
 [data-testid="stMetricLabel"] p {{ font-size: 1.05rem; }}
 [data-testid="stCaptionContainer"] {{ font-size: 0.9rem; }}
-[data-testid="stWidgetLabel"] p, [data-testid="stMarkdownContainer"] p, [data-testid="stProgress"] p {{ font-size: 1rem; }}
+[data-testid="stWidgetLabel"] p, [data-testid="stMarkdownContainer"] p,
+[data-testid="stProgress"] p {{ font-size: 1rem; }}
 </style>"""
 
 

@@ -13,7 +13,8 @@ from ui.text import literal
 
 __all__ = ["queue_panel", "queue_line"]
 
-SHOWN = 12  # rows drawn with their buttons; the rest are counted (a person with 200 queued runs gets a page, not 400 buttons)
+# rows drawn with their buttons; the rest are counted (200 queued runs of one person: a page, not 400 buttons)
+SHOWN = 12
 
 
 def _compact(waiting: list[QueuedRun]) -> tuple[list[QueuedRun], dict[str, list[QueuedRun]]]:
@@ -38,7 +39,7 @@ def queue_panel(store: RunStore, key: str) -> None:
     st.markdown("#### ⏳ " + t("queue.header", n=len(waiting), slots=queue.slots))
     act = actions()
     single, by_sweep = _compact(waiting)
-    for sweep_id, runs in by_sweep.items():
+    for runs in by_sweep.values():
         st.markdown(t("queue.sweep_row", position=runs[0].position, n=len(runs),
                       name=literal(runs[0].run.name.split(" #")[0]), who=literal(runs[0].run.submitter or "–"),
                       eta=fmt_duration(runs[0].starts_in_s)))
@@ -50,9 +51,9 @@ def queue_panel(store: RunStore, key: str) -> None:
                        epochs=w.run.config.epochs, eta=fmt_duration(w.starts_in_s)))
         if not act.person.may("cancel", w.run):
             continue
-        if w.position > 1 and row.button("⏫ " + t("queue.to_front"), key=f"{key}_front_{w.run.id}"):
-            if attempt(act.move_to_front, w.run) is not None:
-                st.rerun()
+        if (w.position > 1 and row.button("⏫ " + t("queue.to_front"), key=f"{key}_front_{w.run.id}")
+                and attempt(act.move_to_front, w.run) is not None):
+            st.rerun()
         if row.button("✖️ " + t("queue.cancel"), key=f"{key}_cancel_{w.run.id}"):
             cancelled = attempt(act.cancel, w.run)
             if cancelled is not None:

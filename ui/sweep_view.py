@@ -99,7 +99,7 @@ def _numeric(values: list) -> bool:
 def _selection(info: sweeps.SweepInfo, found: list[sweeps.Setting]) -> dict[str, tuple]:
     """A range (numbers) or a set (choices) per varied setting, chosen with widgets under the chart."""
     chosen, cols = {}, st.columns(max(len(info.spec.spaces), 1))
-    for col, space in zip(cols, info.spec.spaces):
+    for col, space in zip(cols, info.spec.spaces, strict=False):
         values = [s.values[space.name] for s in found]
         label = t("sweep.select", name=t(f"configure.f_{space.name}"))
         if _numeric(values) and len(set(values)) > 1:

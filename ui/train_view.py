@@ -22,8 +22,8 @@ from ui.present import presenting
 from ui.schedule_view import current_learning_rate
 from ui.text import code, literal
 
-__all__ = ["RunView", "HeaderState", "build_view", "view_of", "start_form", "start_button", "header_state", "draw_header",
-           "draw_lesson", "draw_body", "notice_text"]
+__all__ = ["RunView", "HeaderState", "build_view", "view_of", "start_form", "start_button", "header_state",
+           "draw_header", "draw_lesson", "draw_body", "notice_text"]
 
 LOG_LINES = 60
 
@@ -89,7 +89,8 @@ def start_button(store: RunStore, config: TrainConfig, disabled_by: bool = False
     st.session_state["run_id"] = run_id
     mine = next((w for w in RunQueue(store).waiting() if w.run.id == run_id), None)
     if mine is not None:  # said after the rerun that follows
-        st.session_state["_train_notice"] = t("queue.queued", position=mine.position, eta=fmt_duration(mine.starts_in_s))
+        st.session_state["_train_notice"] = t("queue.queued", position=mine.position,
+                                              eta=fmt_duration(mine.starts_in_s))
     return True
 
 
@@ -166,8 +167,8 @@ def _progress(run: Run, training_s: float | None, learning_rate: float | None) -
     if run.phase == "compiling":
         notice.info("⏳ " + t("train.compiling"))
     where = dict(epoch=run.epoch, epochs=run.config.epochs, step=run.step, steps=run.total_steps or "?")
-    st.progress(min(frac, 1.0), text=t("train.progress", **where, speed=run.samples_per_s or 0, eta=fmt_duration(run.eta),
-                                       lr=f"{learning_rate:g}")
+    st.progress(min(frac, 1.0), text=t("train.progress", **where, speed=run.samples_per_s or 0,
+                                       eta=fmt_duration(run.eta), lr=f"{learning_rate:g}")
                 if run.active else t("train.progress_ended", **where))  # an ended run has no speed or ETA
     m = [*st.columns(2), *st.columns(2)] if presenting() else st.columns(4)  # metrics never cut to "95.4…"
     m[0].metric(t("train.best_val_acc"), f"{run.best_val_acc:.2%}" if run.best_val_acc is not None else "–")

@@ -96,7 +96,7 @@ def load_model(path: str | os.PathLike):
     from core.model import checkpoint  # deferred: MindSpore
     path = Path(path)
     try:
-        key = (str(path), path.stat().st_mtime_ns)
+        key: tuple[str, int | None] = (str(path), path.stat().st_mtime_ns)
     except OSError:
         key = (str(path), None)
     with MINDSPORE_LOCK:

@@ -14,7 +14,7 @@ import threading
 import time
 from collections import deque
 from dataclasses import dataclass
-from typing import Callable
+from collections.abc import Callable
 
 __all__ = ["Throttle", "Verdict", "THROTTLE", "LOCKOUT_ENV"]
 

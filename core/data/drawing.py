@@ -32,7 +32,7 @@ def to_mnist(rgba: np.ndarray) -> np.ndarray:
     h, w = crop.shape
     scale = 20.0 / max(h, w)
     nh, nw = max(1, round(h * scale)), max(1, round(w * scale))
-    small = np.asarray(Image.fromarray(np.clip(crop, 0, 255).astype(np.uint8)).resize((nw, nh), Image.LANCZOS),
+    small = np.asarray(Image.fromarray(np.clip(crop, 0, 255).astype(np.uint8)).resize((nw, nh), Image.Resampling.LANCZOS),
                        dtype=np.float32)
     out = np.zeros((28, 28), np.float32)
     top, left = (28 - nh) // 2, (28 - nw) // 2

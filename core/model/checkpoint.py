@@ -12,7 +12,7 @@ import numpy as np
 
 from core.config import ConfigError, NETWORKS, TrainConfig
 from core.messages import Explained
-from core.model.networks import build_network, mlp_hidden_from_shapes, network_for
+from core.model.networks import mlp_hidden_from_shapes, network_for
 
 CONFIG_KEY = "studio_config"
 META_KEY = "studio_meta"

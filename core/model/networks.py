@@ -120,7 +120,8 @@ def _out_shape(layer: nn.Cell, shape: tuple[int, ...]) -> tuple[int, ...]:
 
 def summarize(net: nn.Cell) -> list[LayerRow]:
     """One row per leaf layer, in execution order, with output shape (without batch) and parameter count."""
-    rows, shape = [], INPUT_SHAPE  # noqa: the input's shape, without the batch
+    rows: list[LayerRow] = []
+    shape: tuple[int, ...] = INPUT_SHAPE  # the input's shape, without the batch
     for block_name in ("features", "classifier"):
         block = getattr(net, block_name)
         for i, layer in enumerate(block.cell_list):

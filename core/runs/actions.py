@@ -10,7 +10,7 @@ import time
 
 from core.config import TrainConfig
 from core.runs import launcher
-from core.runs.people import NotAllowed, Person
+from core.runs.people import NotAllowed, Owned, Person
 from core.runs import sweep as sweeps
 from core.runs.rows import HistoryLine, RequestNotice, Run
 from core.runs.sweep import SweepInfo
@@ -104,7 +104,7 @@ class Actions:
         return RunQueue(self.store).move_to_front(run.id, own_line=not self.person.admin)
 
     # --- the rule and the record -------------------------------------------------------------------------------
-    def _allow(self, what: str, run: Run, detail: str = "") -> None:
+    def _allow(self, what: str, run: Owned, detail: str = "") -> None:
         try:
             self.person.check(what, run)
         except NotAllowed:
@@ -116,6 +116,6 @@ class Actions:
         self._allow(what, run, detail)
         return act()
 
-    def _did(self, action: str, run: Run | None, target: str = "", detail: str = "", allowed: bool = True) -> None:
+    def _did(self, action: str, run: Owned | None, target: str = "", detail: str = "", allowed: bool = True) -> None:
         record(self.store, self.person.ident, action, run.id if run else "", target or (run.name if run else ""),
                detail, allowed)

@@ -25,6 +25,7 @@ import sys
 import threading
 import time
 import uuid
+from typing import Any
 
 from core.data.folders import SPLIT_FILES, validate_mnist_dir
 from core.messages import Message
@@ -64,7 +65,7 @@ def data_files(data_dir: str | None) -> dict[str, bytes]:
 class DaskExecutor:
     def __init__(self, address: str):
         self.address = address
-        self._client = None
+        self._client: Any = None  # a distributed.Client once asked for (imported late)
         self._capacity, self._asked = 0, 0.0
         self._lock = threading.Lock()
         self.relays: dict[str, "Relay"] = {}
@@ -205,7 +206,7 @@ class Relay(threading.Thread):
         self.done = threading.Event()
         self.sent: dict = {}
         self.beat = 0.0
-        self.pruning = None
+        self.pruning: TrialReporter | None = None
 
     def run(self) -> None:
         try:
@@ -256,7 +257,7 @@ class Relay(threading.Thread):
         if self.pruning is not None and "epochs" in delta["rows"]:
             block = delta["rows"]["epochs"]
             for values in block["values"]:
-                row = dict(zip(block["columns"], values))
+                row = dict(zip(block["columns"], values, strict=False))
                 row.pop("run_id", None)
                 self.pruning.on_epoch(EpochMetrics(**row))
 

@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 from core import PROJECT_ROOT
+import contextlib
 
 __all__ = ["Cluster", "free_port"]
 
@@ -35,8 +36,9 @@ class Cluster:
         folder.mkdir(parents=True, exist_ok=True)
         self.env = dict(os.environ, PYTHONPATH=str(PROJECT_ROOT), DASK_DISTRIBUTED__WORKER__DAEMON="False")
         self.address = f"tcp://127.0.0.1:{free_port()}"
-        self.scheduler = self._start("scheduler", [str(DASK), "scheduler", "--host", "127.0.0.1", "--port",
-                                                   self.address.rsplit(":", 1)[1], "--dashboard-address", "127.0.0.1:0"])
+        port = self.address.rsplit(":", 1)[1]
+        self.scheduler = self._start("scheduler", [str(DASK), "scheduler", "--host", "127.0.0.1", "--port", port,
+                                                   "--dashboard-address", "127.0.0.1:0"])
         self.workers: dict[str, subprocess.Popen] = {}
         for i in range(workers):
             address = f"tcp://127.0.0.1:{free_port()}"
@@ -49,9 +51,9 @@ class Cluster:
             client.wait_for_workers(workers, timeout=60)
 
     def _start(self, name: str, argv: list[str]) -> subprocess.Popen:
-        log = open(self.folder / f"{name}.log", "wb")
-        return subprocess.Popen(argv, cwd=self.folder, env=self.env, stdout=log, stderr=subprocess.STDOUT,
-                                start_new_session=True)
+        with open(self.folder / f"{name}.log", "wb") as log:  # the child keeps its own copy of the file
+            return subprocess.Popen(argv, cwd=self.folder, env=self.env, stdout=log, stderr=subprocess.STDOUT,
+                                    start_new_session=True)
 
     def kill_worker(self, address: str) -> None:
         """SIGKILL a worker and its nanny: the machine as good as switched off."""
@@ -59,10 +61,8 @@ class Cluster:
 
     def close(self) -> None:
         for proc in [*self.workers.values(), self.scheduler]:
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.killpg(proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
             proc.wait()
 
 

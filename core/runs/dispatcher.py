@@ -7,12 +7,14 @@ and another takes over within LEASE_S when its owner dies (even by SIGKILL). Sta
 (RunQueue.claim_next), so even two acting at once could not start one run twice."""
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import threading
 import time
 import uuid
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING
+from collections.abc import Callable
 
 from core.runs import sweep
 from core.runs.processes import pid_alive
@@ -60,7 +62,7 @@ class Dispatcher:
             remote_slots = self.executor.capacity()
         started = []
         while (run := self.queue.claim_next(remote_slots)) is not None:
-            if run.executor:
+            if run.executor and self.executor is not None:
                 try:
                     self.executor.submit(self.store, run)
                 except Exception:
@@ -69,10 +71,8 @@ class Dispatcher:
                 self.store.update(run.id, pid=run.waiter_pid)  # the waiter trains it once it sees its own pid
                 self.store.log(run.id, f"handed to the waiting command line (pid {run.waiter_pid})")
             else:
-                try:
+                with contextlib.suppress(OSError):  # spawn marked the run failed with the reason; the next may start
                     self.spawn(self.store, run.id)
-                except OSError:
-                    pass  # spawn marked the run failed with the reason; the next one may still start
             started.append(run)
         return started
 

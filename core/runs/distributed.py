@@ -16,7 +16,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Iterable
+from collections.abc import Iterable
 
 from core import PROJECT_ROOT
 from core.runs.cluster import (COORDINATOR_ENV, ClusterError, ClusterSpec, check_port, free_port, last_error,
@@ -40,7 +40,7 @@ def run_distributed(store: RunStore, run_id: str, spec: ClusterSpec | None = Non
                     callbacks: Iterable[Callback] = ()) -> str:
     """Coordinate one run as config.workers msrun ranks until it ends; returns its final status."""
     spec = spec or ClusterSpec()
-    run = store.get(run_id)
+    run = store.existing(run_id)
     cmd, port = _msrun_or_fail(store, run, spec)
     logs = rank_log_dir(store, run_id)
     proc = _launch(store, run, spec, cmd, port, logs)
@@ -54,7 +54,7 @@ def run_distributed(store: RunStore, run_id: str, spec: ClusterSpec | None = Non
         finally:
             if proc.poll() is None:
                 kill_tree(proc.pid)
-    return store.get(run_id).status
+    return store.existing(run_id).status
 
 
 def _msrun_or_fail(store: RunStore, run: Run, spec: ClusterSpec) -> tuple[list[str], int]:

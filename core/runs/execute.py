@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import time
 import traceback
-from typing import Iterable
+from collections.abc import Iterable
 
 from core.data.folders import validate_mnist_dir
 from core.messages import Explained, Message
@@ -52,7 +52,7 @@ def execute_rank(store: RunStore, run_id: str, parallel: Parallel) -> str:
     coordinator's pid stays the run's); the others train in step and keep only their own row."""
     if parallel.rank > 0:
         return _follow(store, run_id, parallel)
-    run = store.get(run_id)
+    run = store.existing(run_id)
     store.update(run_id, status="running", started=run.started or time.time(), heartbeat=time.time(),
                  phase="loading data")
     return _record(store, run_id, (), parallel)
@@ -61,7 +61,7 @@ def execute_rank(store: RunStore, run_id: str, parallel: Parallel) -> str:
 def _record(store: RunStore, run_id: str, callbacks: Iterable[Callback], parallel: Parallel | None = None,
             data_dir: str | None = None) -> str:
     """Train with the store as observer and control, and record how the run ended."""
-    config = store.get(run_id).config
+    config = store.existing(run_id).config
     recorder = StoreRecorder(store, run_id)
     rank = RankStatus(store, run_id, 0) if parallel is not None else None  # rank 0 keeps a row like the others
     with Heartbeat(store, run_id):
@@ -71,11 +71,11 @@ def _record(store: RunStore, run_id: str, callbacks: Iterable[Callback], paralle
             writer = CheckpointWriter(store, run_id, config, resume.epoch if resume else None)
             control = StoreControl(store, run_id, recorder)
             watch = CoordinatorWatch(control) if parallel is not None else None
-            run = store.get(run_id)
+            run = store.existing(run_id)
             pruning = TrialReporter(store, run) if TrialReporter.wanted(store, run) else None
-            result = train(with_start_file(store, store.replay_config(run_id)), folder,
-                           [rank, recorder, writer, control, pruning, *callbacks], watch or control, resume=resume,
-                           parallel=parallel)
+            observers = [c for c in (rank, recorder, writer, control, pruning, *callbacks) if c is not None]
+            result = train(with_start_file(store, store.replay_config(run_id)), folder, observers, watch or control,
+                           resume=resume, parallel=parallel)
             if pruning is not None and pruning.pruned:
                 result.status, result.said = "pruned", Message("pruned_by_sweep")
             if watch is not None and not watch.alive:
@@ -116,7 +116,7 @@ def _finish(store: RunStore, run_id: str, result: TrainResult) -> str:
 
 def _follow(store: RunStore, run_id: str, parallel: Parallel) -> str:
     """A data-parallel rank other than 0: trains in step with the others, records only its own row."""
-    config = store.get(run_id).config
+    config = store.existing(run_id).config
     status = RankStatus(store, run_id, parallel.rank)
     try:
         resume = resume_state(store, run_id, read_only=True)

@@ -8,7 +8,7 @@ import json
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 
@@ -128,8 +128,9 @@ def scores(predict: Callable[[str, np.ndarray], np.ndarray], before: str, after:
     for group, (images, labels) in groups.items():
         if len(images) == 0:
             continue
-        acc = lambda ckpt: float((predict(ckpt, images).argmax(1) == labels).mean())  # noqa: E731
-        out.append(Score(group, len(images), acc(before), acc(after) if after else None))
+        def accuracy(ckpt: str, images: np.ndarray = images, labels: np.ndarray = labels) -> float:
+            return float((predict(ckpt, images).argmax(1) == labels).mean())
+        out.append(Score(group, len(images), accuracy(before), accuracy(after) if after else None))
     return out
 
 

@@ -45,7 +45,7 @@ class HandwritingSet:
             raise ExplainedValueError("drawing_label", label=label)
         return self.store.add_drawing(self.owner, image.tobytes(), int(label), read_as, run_id, MAX_DRAWINGS)
 
-    def list(self, ids: list[int] | None = None) -> list[Drawing]:
+    def drawings(self, ids: list[int] | None = None) -> list[Drawing]:
         """Oldest first; only those ids when given (ids deleted since are left out)."""
         wanted = None if ids is None else set(ids)
         return [Drawing(r.id, np.frombuffer(r.image, np.uint8).reshape(28, 28).copy(), r.label, r.read_as, r.run_id,
@@ -55,7 +55,7 @@ class HandwritingSet:
         self.store.delete_drawing(self.owner, drawing_id)
 
     def arrays(self, drawings: list[Drawing] | None = None) -> tuple[np.ndarray, np.ndarray]:
-        drawings = self.list() if drawings is None else drawings
+        drawings = self.drawings() if drawings is None else drawings
         images = np.stack([d.image for d in drawings]) if drawings else np.zeros((0, 28, 28), np.uint8)
         return images, np.array([d.label for d in drawings], np.uint8)
 

@@ -98,18 +98,15 @@ def spawn(store: RunStore, run_id: str) -> None:
 
 
 def _start_worker(store: RunStore, run_id: str) -> subprocess.Popen:
-    log = open(store.log_path(run_id), "ab")
     env = child_environment(PYTHONPATH=str(PROJECT_ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     try:
-        proc = subprocess.Popen([sys.executable, "-m", "core.worker", run_id, *store.command_args()],
-                                cwd=PROJECT_ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
-                                stdin=subprocess.DEVNULL, start_new_session=True)
+        with open(store.log_path(run_id), "ab") as log:  # the child keeps its own copy of the file
+            return subprocess.Popen([sys.executable, "-m", "core.worker", run_id, *store.command_args()],
+                                    cwd=PROJECT_ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
+                                    stdin=subprocess.DEVNULL, start_new_session=True)
     except OSError as e:
         store.finish(run_id, "failed", Message("process_not_started", {"why": str(e)}))
         raise
-    finally:
-        log.close()
-    return proc
 
 
 def stop(store: RunStore, run_id: str, grace_s: float = STOP_GRACE_S) -> RequestNotice:

@@ -29,9 +29,13 @@ CONTROLS = ("pause", "resume", "stop", "step", "learning_rate", "delay", "rename
 
 
 class Owned(Protocol):
-    """What has an owner: a run, a sweep."""
-    name: str
-    submitter: str
+    """What has an owner: a run, a sweep (frozen dataclasses: read-only)."""
+    @property
+    def id(self) -> str: ...
+    @property
+    def name(self) -> str: ...
+    @property
+    def submitter(self) -> str | None: ...
 
 
 class NotAllowed(Explained, PermissionError):
@@ -56,7 +60,7 @@ class Person:
         return self.email or self.name
 
     def owns(self, run: Owned) -> bool:
-        return bool(run.submitter) and fold_name(run.submitter) in {fold_name(self.ident), fold_name(self.name)}
+        return bool(run.submitter) and fold_name(run.submitter or "") in {fold_name(self.ident), fold_name(self.name)}
 
     def may(self, what: str, run: Owned) -> bool:
         return what not in CONTROLS or self.admin or self.owns(run)
@@ -64,8 +68,8 @@ class Person:
     def check(self, what: str, run: Owned) -> None:
         """NotAllowed (saying who may) unless this person may do `what` to run."""
         if not self.may(what, run):
-            raise NotAllowed("not_allowed", what=Message(f"action_{what}"), name=run.name, owner=run.submitter or "nobody",
-                             admins=", ".join(sorted(admins())) or ADMINS_ENV)
+            raise NotAllowed("not_allowed", what=Message(f"action_{what}"), name=run.name,
+                             owner=run.submitter or "nobody", admins=", ".join(sorted(admins())) or ADMINS_ENV)
 
 
 def person(name: str, email: str = "", single_user: bool = False, proven: bool = True) -> Person:

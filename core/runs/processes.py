@@ -1,14 +1,28 @@
-"""Processes of this machine: is one alive, its descendants, and ending a whole tree of them."""
+"""Processes of this machine: is one alive, its descendants, and ending a whole tree of them (psutil, which
+also makes sure a signal never reaches a new process that took an ended one's pid)."""
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import time
-from pathlib import Path
+from collections.abc import Iterable
+
+import psutil
 
 __all__ = ["pid_alive", "process_tree", "kill_tree"]
 
 KILL_GRACE_S = 2.0
+
+
+def _alive(process: psutil.Process) -> bool:
+    """Whether it still runs (a zombie, ended but not yet reaped by its parent, does not)."""
+    try:
+        return process.status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
+    except psutil.AccessDenied:
+        return True  # another user's process: it exists
 
 
 def pid_alive(pid: int | None) -> bool:
@@ -16,49 +30,39 @@ def pid_alive(pid: int | None) -> bool:
     if not pid:
         return False
     try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
+        return _alive(psutil.Process(pid))
+    except psutil.NoSuchProcess:
         return False
-    except PermissionError:
-        return True
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return True  # no /proc: trust kill()
 
 
 def process_tree(root_pid: int) -> list[int]:
-    """root_pid and all its descendants (from /proc), parents first."""
-    children: dict[int, list[int]] = {}
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
-            except (OSError, IndexError, ValueError):
-                continue
-            children.setdefault(ppid, []).append(int(entry.name))
-    out, todo = [], [root_pid]
-    while todo:
-        pid = todo.pop()
-        out.append(pid)
-        todo.extend(children.get(pid, []))
-    return out
+    """root_pid and all its descendants, parents first."""
+    try:
+        return [root_pid, *(child.pid for child in psutil.Process(root_pid).children(recursive=True))]
+    except psutil.NoSuchProcess:
+        return [root_pid]
 
 
-def kill_tree(root_pid: int, extra: list[int] = ()) -> None:
+def _processes(pids: Iterable[int]) -> list[psutil.Process]:
+    found = []
+    for pid in dict.fromkeys(pids):
+        if pid and pid != os.getpid():
+            with contextlib.suppress(psutil.NoSuchProcess):  # ended already: nothing to end
+                found.append(psutil.Process(pid))
+    return found
+
+
+def kill_tree(root_pid: int, extra: Iterable[int] = ()) -> None:
     """End a process, its descendants and `extra` (e.g. msrun, its scheduler and workers, which run in
     process groups of their own): SIGTERM, then SIGKILL what is left after KILL_GRACE_S."""
-    pids = [p for p in dict.fromkeys([*process_tree(root_pid), *extra]) if p and p != os.getpid()]
+    processes = _processes([*process_tree(root_pid), *extra])
     for sig, wait in ((signal.SIGTERM, KILL_GRACE_S), (signal.SIGKILL, 1.0)):
-        for pid in pids:
-            try:
-                os.kill(pid, sig)
-            except (ProcessLookupError, PermissionError):
-                pass
+        for process in processes:
+            with contextlib.suppress(psutil.NoSuchProcess, psutil.AccessDenied):  # ended, or not ours to end
+                process.send_signal(sig)
         deadline = time.monotonic() + wait
-        while time.monotonic() < deadline and any(pid_alive(p) for p in pids):
+        while time.monotonic() < deadline and any(_alive(p) for p in processes):
             time.sleep(0.1)
-        pids = [p for p in pids if pid_alive(p)]
-        if not pids:
+        processes = [p for p in processes if _alive(p)]
+        if not processes:
             return

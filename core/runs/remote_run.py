@@ -126,15 +126,14 @@ def _die_with_parent() -> None:
 
 
 def _spawn(store: RunStore, run_id: str, data_dir: Path | None = None) -> subprocess.Popen:
-    log = open(store.log_path(run_id), "ab")
     env = child_environment(PYTHONPATH=str(PROJECT_ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     extra = ["--data-dir", str(data_dir)] if data_dir else []
-    try:
+    with open(store.log_path(run_id), "ab") as log:  # the child keeps its own copy of the file
+        # preexec_fn runs only prctl (async-signal-safe) between fork and exec
         return subprocess.Popen([sys.executable, "-m", "core.worker", run_id, *store.command_args(), *extra],
                                 cwd=PROJECT_ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
-                                stdin=subprocess.DEVNULL, start_new_session=True, preexec_fn=_die_with_parent)
-    finally:
-        log.close()
+                                stdin=subprocess.DEVNULL, start_new_session=True,
+                                preexec_fn=_die_with_parent)  # noqa: PLW1509
 
 
 def _relay(store: RunStore, run_id: str, proc: subprocess.Popen, events, control) -> int:

@@ -56,7 +56,7 @@ class Run:
     sweep: str | None = None         # the sweep it belongs to (core/runs/sweep.py), its setting and seed there
     trial: int | None = None
     trial_seed: int | None = None
-    executor: str | None = None      # where it trains when not on this host: "dask:<task key>" (core/runs/dask_executor.py)
+    executor: str | None = None      # where it trains when not on this host: "dask:<task key>" (dask_executor.py)
     checkpoint_epoch: int | None = None  # the epoch its checkpoint holds
     host: str | None = None          # the host its pid lives on
 

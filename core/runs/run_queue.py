@@ -66,7 +66,7 @@ class QueuedRun:
 
 def dispatch_order(queued: list[Run], last_started: dict[str, float]) -> list[Run]:
     """The queued runs in the order they will start (see the module's docstring)."""
-    front = sorted((r for r in queued if (r.queue_order or 0) < 0), key=lambda r: r.queue_order)
+    front = sorted((r for r in queued if (r.queue_order or 0) < 0), key=lambda r: r.queue_order or 0)
     lines: dict[str, list[Run]] = {}
     for r in sorted((r for r in queued if (r.queue_order or 0) >= 0), key=lambda r: (r.queue_order or 0, r.created)):
         lines.setdefault(r.submitter, []).append(r)
@@ -123,15 +123,18 @@ class RunQueue:
         """The queued runs in start order, with their position and an estimate of when each starts."""
         state = self.store.queue_state()
         order = dispatch_order(state.queued, state.last_started)
-        return [QueuedRun(r, i + 1, s) for i, (r, s) in enumerate(zip(order, self._estimates(order, state.active)))]
+        estimates = self._estimates(order, state.active)
+        return [QueuedRun(r, i + 1, s) for i, (r, s) in enumerate(zip(order, estimates, strict=True))]
 
     def _estimates(self, order: list[Run], active: list[Run]) -> list[float | None]:
         """Seconds until each queued run starts: the slots' timeline with the active runs' ETAs and the queued
         runs' expected durations (from the last finished run of the same network)."""
         free_at = [self._remaining(r) for r in active for _ in range(max(r.slots, 1))]
         free_at += [0.0] * max(self.slots - len(free_at), 0)
+        if not free_at:  # no slot on this host (STUDIO_SLOTS=0: a Dask cluster trains them): no estimate
+            return [None] * len(order)
         heapq.heapify(free_at)
-        out = []
+        out: list[float | None] = []
         for r in order:
             need = min(max(r.slots, 1), len(free_at))
             taken = [heapq.heappop(free_at) for _ in range(need)]
@@ -165,7 +168,7 @@ class RunQueue:
         run_id = self.store.claim(lambda state: self._choose(state, remote_slots))
         if run_id is None:
             return None
-        run = self.store.get(run_id)
+        run = self.store.existing(run_id)
         self.store.log(run_id, "taken from the queue: starting" + (" on the Dask cluster" if run.executor else ""))
         return run
 

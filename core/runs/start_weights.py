@@ -37,6 +37,6 @@ def checkpoint_for(store: RunStore, value: str) -> str:
 
 def with_start_file(store: RunStore, config: TrainConfig) -> TrainConfig:
     """The config to train, its init_checkpoint a file on this host."""
-    if referenced_run(config.init_checkpoint) is None:
+    if config.init_checkpoint is None or referenced_run(config.init_checkpoint) is None:
         return config
     return config.with_(init_checkpoint=checkpoint_for(store, config.init_checkpoint))

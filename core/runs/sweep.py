@@ -2,10 +2,11 @@
 queued runs; a pruner fed with each epoch's validation accuracy stops bad settings early (shown as pruned).
 
 The study lives in the run store's own database (Optuna's RDB storage: SQLite or the team's PostgreSQL), so a
-sweep survives a restart and carries on on any host: whoever dispatches (the app server, or `python -m core.sweep` while it waits) advances every
-open sweep each tick — tells Optuna the settings whose runs have all ended, and asks for new ones while
-fewer than the sweep's trials were asked. Grid and random searches ask for all their settings at once; TPE
-asks for as many as there are slots, so that each new setting learns from the finished ones."""
+sweep survives a restart and carries on on any host: whoever dispatches (the app server, or `python -m core.sweep`
+while it waits) advances every open sweep each tick — tells Optuna the settings whose runs have all ended, and
+asks for new ones while fewer than the sweep's trials were asked. Grid and random searches keep at most
+ASK_AT_ONCE settings open (queued or training), so a sweep of any allowed size never floods the queue; TPE keeps
+as many open as there are slots, so that each new setting learns from the finished ones."""
 from __future__ import annotations
 
 import json
@@ -177,11 +178,11 @@ def _pruner(spec: SweepSpec):
 
 def _distributions(spec: SweepSpec) -> dict:
     import optuna  # deferred: as in _storage
-    d = {}
+    d: dict[str, optuna.distributions.BaseDistribution] = {}
     for s in spec.spaces:
-        if s.is_range and s.name in ("batch_size", "epochs", "patience"):
+        if s.low is not None and s.high is not None and s.name in ("batch_size", "epochs", "patience"):
             d[s.name] = optuna.distributions.IntDistribution(int(s.low), int(s.high), log=s.log)
-        elif s.is_range:
+        elif s.low is not None and s.high is not None:
             d[s.name] = optuna.distributions.FloatDistribution(s.low, s.high, log=s.log)
         else:  # choices as their index: Optuna keeps plain values; ours may be tuples (hidden)
             d[s.name] = optuna.distributions.CategoricalDistribution(list(range(len(s.values))))
@@ -257,15 +258,17 @@ def advance(store: RunStore, sweep_id: str, spec: SweepSpec | None = None, submi
 
 def _advance(store: RunStore, sweep_id: str, spec: SweepSpec | None, submitter: str | None) -> None:
     if spec is None:
-        (spec, submitter), = [(s, w) for i, s, w in open_sweeps(store) if i == sweep_id] or [(None, None)]
-        if spec is None:
+        found = [(s, w) for i, s, w in open_sweeps(store) if i == sweep_id]
+        if not found:
             return
+        spec, submitter = found[0]
     import optuna  # deferred: as in _storage
     study = _study(store, sweep_id, spec)
     runs = sweep_runs(store, sweep_id)
     by_trial: dict[int, list[Run]] = {}
     for r in runs:
-        by_trial.setdefault(r.trial, []).append(r)
+        if r.trial is not None:  # every run of a sweep has its trial
+            by_trial.setdefault(r.trial, []).append(r)
     open_trials = 0
     for trial in study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.RUNNING,)):
         group = by_trial.get(trial.number, [])
@@ -324,10 +327,12 @@ def _stop_group(store: RunStore, group: list[Run]) -> None:
 
 def _tell(study, number: int, group: list[Run]) -> None:
     import optuna  # deferred: as in _storage
+    accuracies = [r.best_val_acc for r in group if r.status in ("completed", "early_stopped")]
+    outcome: dict[str, Any]
     if any(r.status == "pruned" for r in group):
         outcome = dict(state=optuna.trial.TrialState.PRUNED)
-    elif all(r.status in ("completed", "early_stopped") and r.best_val_acc is not None for r in group):
-        outcome = dict(values=sum(r.best_val_acc for r in group) / len(group))
+    elif len(accuracies) == len(group) and None not in accuracies:
+        outcome = dict(values=sum(a for a in accuracies if a is not None) / len(group))
     else:
         outcome = dict(state=optuna.trial.TrialState.FAIL)
     try:
@@ -368,7 +373,9 @@ class TrialReporter(Callback):
     critical = False
 
     def __init__(self, store: RunStore, run: Run):
-        self.store, self.run = store, run
+        if not run.sweep or run.trial is None:
+            raise ValueError(f"run {run.id} is not a sweep's: it reports to no pruner")
+        self.store, self.run, self.sweep_id, self.trial = store, run, run.sweep, run.trial
         self.spec = _spec(store, run.sweep)
         self.pruned = False
 
@@ -376,9 +383,11 @@ class TrialReporter(Callback):
         if e.val_acc is None or self.pruned:
             return
         import optuna  # deferred: as in _storage
-        study = _study(self.store, self.run.sweep, self.spec)
-        trial = optuna.trial.Trial(study, study._storage.get_trial_id_from_study_id_trial_number(
-            study._study_id, self.run.trial))
+        study = _study(self.store, self.sweep_id, self.spec)
+        storage = _storage(self.store)  # the storage's own public API: a trial's id from its study and number
+        trial_id = storage.get_trial_id_from_study_id_trial_number(storage.get_study_id_from_name(self.sweep_id),
+                                                                   self.trial)
+        trial = optuna.trial.Trial(study, trial_id)
         trial.report(e.val_acc, e.epoch)
         if trial.should_prune():
             self.pruned = True
@@ -389,7 +398,9 @@ class TrialReporter(Callback):
     @staticmethod
     def wanted(store: RunStore, run: Run) -> bool:
         """Whether run reports to a pruner: the first seed of a setting of a sweep that prunes."""
-        return bool(run.sweep) and run.trial_seed == 0 and _spec(store, run.sweep).prune
+        if not run.sweep:
+            return False
+        return run.trial_seed == 0 and _spec(store, run.sweep).prune
 
 
 # --- what a sweep page shows -------------------------------------------------------------------------------------
@@ -409,9 +420,9 @@ class Setting:
     @property
     def spread(self) -> tuple[float, float, float] | None:
         """(min, max, std) of the seeds' best validation accuracy."""
-        if not self.accuracies:
-            return None
         m = self.mean
+        if m is None:
+            return None
         std = math.sqrt(sum((a - m) ** 2 for a in self.accuracies) / len(self.accuracies))
         return min(self.accuracies), max(self.accuracies), std
 
@@ -436,7 +447,8 @@ def settings(store: RunStore, info: SweepInfo) -> list[Setting]:
     """The sweep's settings, best first (by the seeds' mean best validation accuracy; unfinished last)."""
     groups: dict[int, list[Run]] = {}
     for r in sweep_runs(store, info.id):
-        groups.setdefault(r.trial, []).append(r)
+        if r.trial is not None:  # every run of a sweep has its trial
+            groups.setdefault(r.trial, []).append(r)
     varied = [s.name for s in info.spec.spaces]
     out = []
     for trial, runs in groups.items():

@@ -5,6 +5,7 @@ serve); STUDIO_WARM_WORKERS=0 turns it off. Each waiting process holds MindSpore
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
@@ -45,14 +46,11 @@ class WarmPool:
                     self.ready[network] = self._start(network)
 
     def _start(self, network: str) -> subprocess.Popen:
-        log = open(log_path(self.store, network), "ab")
         env = child_environment(PYTHONPATH=str(PROJECT_ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
-        try:
+        with open(log_path(self.store, network), "ab") as log:  # the child keeps its own copy of the file
             return subprocess.Popen([sys.executable, "-m", "core.warm_worker", network, *self.store.command_args()],
                                     cwd=PROJECT_ROOT, env=env, stdin=subprocess.PIPE, stdout=log,
                                     stderr=subprocess.STDOUT, start_new_session=True)
-        finally:
-            log.close()
 
     def take(self, network: str, run_id: str) -> subprocess.Popen | None:
         """Hand the run to the waiting worker of its network (None: there is none; start one cold). The pool
@@ -61,6 +59,7 @@ class WarmPool:
             proc = self.ready.pop(network, None)
         if proc is None or proc.poll() is not None:
             return None
+        assert proc.stdin is not None  # started with stdin=PIPE
         try:
             proc.stdin.write(f"{run_id}\n".encode())
             proc.stdin.close()
@@ -79,8 +78,7 @@ class WarmPool:
     def close(self) -> None:
         with self._lock:
             for proc in self.ready.values():
-                try:
-                    proc.stdin.close()  # end of stdin: it exits
-                except OSError:
-                    pass
+                with contextlib.suppress(OSError):  # a worker that has exited already has no stdin to close
+                    if proc.stdin is not None:
+                        proc.stdin.close()  # end of stdin: it exits
             self.ready.clear()

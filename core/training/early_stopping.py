@@ -19,7 +19,9 @@ class EarlyStopping:
 
     def __init__(self, enabled: bool, patience: int):
         self.enabled, self.patience = enabled, patience
-        self.best_val, self.best_epoch, self.bad_epochs = math.inf, None, 0
+        self.best_val: float = math.inf
+        self.best_epoch: int | None = None
+        self.bad_epochs = 0
         self.best_weights: dict[str, np.ndarray] | None = None
 
     @classmethod
@@ -28,18 +30,17 @@ class EarlyStopping:
         stopping = cls(config.early_stopping, config.patience)
         if resume is None:
             return stopping
-        scored = [m for m in resume.history if m.val_loss is not None]
-        if scored:
-            best = min(scored, key=lambda m: m.val_loss)
-            stopping.best_val, stopping.best_epoch = best.val_loss, best.epoch
-            stopping.bad_epochs = resume.epoch - best.epoch
+        scored = [(m.val_loss, m.epoch) for m in resume.history if m.val_loss is not None]
+        if scored:  # the lowest loss; of equal ones, the first epoch
+            stopping.best_val, stopping.best_epoch = min(scored)
+            stopping.bad_epochs = resume.epoch - stopping.best_epoch
         stopping.best_weights = resume.best_weights
         return stopping
 
     def update(self, epoch: int, val_loss: float | None, net) -> bool:
         """Record an epoch's validation loss; True when it is the best so far."""
         improved = val_loss is not None and val_loss < self.best_val
-        if improved:
+        if improved and val_loss is not None:
             self.best_val, self.best_epoch, self.bad_epochs = val_loss, epoch, 0
             if self.enabled:
                 self.best_weights = snapshot(net)

@@ -18,12 +18,13 @@ from __future__ import annotations
 import sys
 import traceback
 from dataclasses import dataclass, field, replace
-from typing import Any, ClassVar, Iterable
+from typing import Any, ClassVar
+from collections.abc import Iterable
 
 from core.training.layer_stats import LayerStat
 
-__all__ = ["PhaseEvent", "StepEvent", "EpochMetrics", "LayersEvent", "ValidationEvent", "LearningRateEvent", "LogEvent", "Event", "Callback",
-           "CallbackList", "EventLog"]
+__all__ = ["PhaseEvent", "StepEvent", "EpochMetrics", "LayersEvent", "ValidationEvent", "LearningRateEvent", "LogEvent",
+           "Event", "Callback", "CallbackList", "EventLog"]
 
 
 @dataclass(frozen=True)

@@ -91,7 +91,7 @@ def diagnose(stats: list[LayerStat]) -> list[HealthNote]:
         elif last.norm < DEAD_GRAD_NORM:
             notes.append(HealthNote("dead", param, last.epoch, last.norm))
         elif last.norm > EXPLODING_NORM or any(
-                b.norm > EXPLODING_GROWTH * a.norm > 0 for a, b in zip(series, series[1:])):
+                b.norm > EXPLODING_GROWTH * a.norm > 0 for a, b in zip(series, series[1:], strict=False)):
             notes.append(HealthNote("exploding", param, last.epoch, last.norm))
     return notes
 

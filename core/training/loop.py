@@ -9,8 +9,9 @@ from __future__ import annotations
 import itertools
 import math
 import time
+from typing import Any
 from dataclasses import dataclass, field
-from typing import Iterable
+from collections.abc import Iterable
 
 import mindspore as ms
 import mindspore.dataset as ds
@@ -61,8 +62,8 @@ class TrainResult:
 
 @dataclass(frozen=True)
 class TrainData:
-    train: object                    # the batched MindSpore dataset of this process's training images
-    validation: object | None        # the validation images (None: val_fraction 0)
+    train: Any                       # the batched MindSpore dataset of this process's training images
+    validation: Any | None           # the validation images (None: val_fraction 0)
     steps_per_epoch: int
     train_images: int                # over all workers
     validation_images: int
@@ -205,6 +206,8 @@ def build_model(config: TrainConfig, resume: ResumeState | None, parallel: Paral
 def initial_weights(config: TrainConfig) -> dict[str, np.ndarray]:
     """The weights of config.init_checkpoint (CheckpointError when it cannot be loaded, ValueError when it holds
     another network)."""
+    if config.init_checkpoint is None:
+        raise ValueError("initial_weights needs a config with an init_checkpoint")
     loaded = checkpoint.load(config.init_checkpoint)
     if (loaded.config.network, loaded.config.hidden) != (config.network, config.hidden):
         raise ValueError(f"{config.init_checkpoint} holds a {loaded.config.shape_label}, not the "
@@ -357,7 +360,7 @@ def _take_step(loop: _Loop, data, label, with_grads: bool) -> StepOutcome:
     grads_now = with_grads and probe is not None
 
     def call():
-        if grads_now:
+        if grads_now and probe is not None:
             loss, logits, grads = probe(data, label)
         else:
             (loss, logits), grads = loop.model.step(data, label), None
@@ -381,7 +384,7 @@ def _take_steps(loop: _Loop, group: list) -> list[StepOutcome]:
     (losses, correct), seconds, timed = _timed(loop, "multi", call)
     samples, per_step = int(group[0][1].shape[0]) * loop.data.workers, seconds / len(group)
     outcomes = []
-    for loss, right in zip(losses, correct):
+    for loss, right in zip(losses, correct, strict=False):
         loop.step += 1
         if timed:
             loop.clock.record(per_step, samples)
@@ -404,7 +407,8 @@ def _close_epoch(loop: _Loop, epoch: int, tally: EpochTally, stopping: EarlyStop
                            samples_per_s=tally.seen / max(seconds, 1e-9), elapsed=elapsed, step=loop.step,
                            eta=loop.clock.eta(loop.step), best=stopping.update(epoch, val_loss, loop.model.net))
     loop.events.emit(metrics)
-    if loop.config.validate_every and val_loss is not None:  # the validation curve's point at the epoch's end
+    # the validation curve's point at the epoch's end
+    if loop.config.validate_every and val_loss is not None and val_acc is not None:
         loop.events.emit(ValidationEvent(loop.step, epoch, val_loss, val_acc))
     loop.events.emit(LayersEvent(epoch, summarize_all(epoch, snapshot(loop.model.net), tally.grads)))
     loop.events.epoch_end(loop.model.net, metrics)

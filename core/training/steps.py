@@ -102,7 +102,7 @@ class Stepper:
 
     def with_grads(self, data, label):
         loss, logits, grads = self._with_grads()(data, label)
-        return loss, logits, {n: g.asnumpy() for n, g in zip(self.names, grads)}
+        return loss, logits, {n: g.asnumpy() for n, g in zip(self.names, grads, strict=False)}
 
 
 def make_train_step(config: TrainConfig, net: nn.Cell, loss_fn: nn.Cell, optimizer: nn.Optimizer,

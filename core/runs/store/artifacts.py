@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import os
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from sqlalchemy import select
@@ -31,6 +32,7 @@ def _sha256(path: Path) -> str:
 class Artifacts:
     db: Database
     checkpoints: Path
+    checkpoint_path: Callable[[str], Path]  # RunStore's
 
     def file_path(self, run_id: str, name: str) -> Path:
         """Where this host keeps the run's file `name` (a checkpoint's folder)."""
@@ -66,7 +68,7 @@ class Artifacts:
             if path.exists() and path.stat().st_size == kept.size and _sha256(path) == kept.sha256:
                 return path
             content = conn.execute(select(artifacts.c.content).where(
-                artifacts.c.run_id == run_id, artifacts.c.name == name)).scalar()
+                artifacts.c.run_id == run_id, artifacts.c.name == name)).scalar_one()
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(f".{name}.{os.getpid()}.fetch")
         tmp.write_bytes(content)

@@ -1,7 +1,7 @@
 """From a database row to the typed rows the store returns (core/runs/rows.py)."""
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Mapping
 
 from core.config import TrainConfig
 from core.messages import Message

@@ -89,8 +89,8 @@ def _counts(source: RunStore, target: RunStore) -> dict[str, tuple[int, int]]:
         if table is artifacts and not (source.db.is_server or target.db.is_server):
             continue
         with source.db.read() as a, target.db.read() as b:
-            n_source = a.execute(select(func.count()).select_from(table)).scalar()
-            n_target = b.execute(select(func.count()).select_from(table)).scalar()
+            n_source = a.execute(select(func.count()).select_from(table)).scalar_one()
+            n_target = b.execute(select(func.count()).select_from(table)).scalar_one()
         if table is artifacts and not source.db.is_server:
             n_source = sum(1 for r in source.list_runs() for name in (CHECKPOINT, BEST) if source.file(r.id, name))
         out[table.name] = (n_source, n_target)

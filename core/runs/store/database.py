@@ -16,7 +16,7 @@ import time
 import zlib
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
+from collections.abc import Iterator
 
 from sqlalchemy import Connection, Engine, create_engine, event, text
 from sqlalchemy.dialects import postgresql, sqlite
@@ -120,7 +120,7 @@ class Database:
         return Path(name) if self.dialect == "sqlite" and name and name != ":memory:" else None
 
     def _check_file(self) -> None:
-        if getattr(self, "_identity", None) is None:
+        if getattr(self, "_identity", None) is None or self.file is None:
             return
         try:
             st = self.file.stat()
@@ -179,6 +179,8 @@ class Database:
                     conn.execute(text("SELECT pg_advisory_unlock(:k)"), {"k": _lock_key(name)})
                     conn.commit()
             return
+        if self.lock_dir is None:
+            raise RuntimeError("a SQLite store's locks need its folder (Database(url, lock_dir=...))")
         with open(self.lock_dir / f"{name}.lock", "a") as f:
             fcntl.flock(f, fcntl.LOCK_EX)
             try:
@@ -218,7 +220,8 @@ class Database:
 
 
 def _first_line(e: Exception) -> str:
-    return str(getattr(e, "orig", e)).strip().splitlines()[0] if str(getattr(e, "orig", e)).strip() else type(e).__name__
+    said = str(getattr(e, "orig", e)).strip()
+    return said.splitlines()[0] if said else type(e).__name__
 
 
 def _sqlite_transactions(engine: Engine) -> None:

@@ -47,9 +47,10 @@ class PostgresServer:
         clients: a network (a.b.c.0/24) whose hosts may connect too; durable: fsync every commit, as a real
         server does (a scratch server does not)."""
         self.address, self.on_host, self.clients, self.durable = address, on_host or [], clients, durable
-        self.bin = postgres_bin()
-        if self.bin is None:
+        found = postgres_bin()
+        if found is None:
             raise PostgresMissing("PostgreSQL's server is not installed (Debian: apt-get install postgresql)")
+        self.bin = found
         self.as_user = self.on_host + (["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else [])
         self.dir = Path(tempfile.mkdtemp(prefix="studio-pg-"))
         if os.geteuid() == 0:
@@ -58,7 +59,8 @@ class PostgresServer:
         self.user = "postgres" if os.geteuid() == 0 else os.environ.get("USER", "postgres")
 
     def _run(self, *args: str) -> None:
-        out = subprocess.run([*self.as_user, *args], capture_output=True, text=True, timeout=120)
+        out = subprocess.run([*self.as_user, *args], capture_output=True, text=True, timeout=120,
+                             check=False)
         if out.returncode != 0:
             raise RuntimeError(f"{' '.join(args)} failed ({out.returncode}): {out.stdout}{out.stderr}")
 

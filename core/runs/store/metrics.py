@@ -98,7 +98,7 @@ class MetricRecords:
         """Step losses; more than max_points steps are averaged in equal buckets of consecutive steps (each row
         then has the bucket's last step, mean loss, min and max, and how many steps it stands for)."""
         with self.db.read() as conn:
-            n = conn.execute(select(func.count()).select_from(steps).where(steps.c.run_id == run_id)).scalar()
+            n = conn.execute(select(func.count()).select_from(steps).where(steps.c.run_id == run_id)).scalar_one()
             every = max(1, -(-n // max_points))
             bucket = (steps.c.step - 1) // every  # integer division on both databases
             rows = conn.execute(

@@ -29,7 +29,10 @@ def _config() -> Config:
 
 
 def head_revision() -> str:
-    return ScriptDirectory.from_config(_config()).get_current_head()
+    head = ScriptDirectory.from_config(_config()).get_current_head()
+    if head is None:
+        raise RuntimeError("the store's migrations folder has no migration")
+    return head
 
 
 def current_revision(db: Database) -> str | None:

@@ -7,7 +7,7 @@ run or both see a slot free."""
 from __future__ import annotations
 
 import time
-from typing import Callable
+from collections.abc import Callable
 
 from sqlalchemy import Connection, delete, func, select, update
 

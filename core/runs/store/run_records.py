@@ -5,7 +5,7 @@ Rows are found "since the last look" by SQLite's rowid, which INSERT OR REPLACE 
 store being read is the remote machine's scratch store, always SQLite. The store written may be either."""
 from __future__ import annotations
 
-from sqlalchemy import Table, func, insert, literal_column, select, update
+from sqlalchemy import ColumnElement, Integer, Table, func, insert, literal_column, select, update
 
 from core.runs.store.database import Database
 from core.runs.store.schema import metadata, runs
@@ -41,18 +41,19 @@ class RunRecords:
     def last_rowids(self, run_id: str, tables: tuple[str, ...]) -> dict[str, int]:
         """The last rowid of each table's rows of the run (SQLite stores only)."""
         assert self.db.dialect == "sqlite", "rowids are SQLite's"
-        out = {}
+        out: dict[str, int] = {}
         with self.db.read() as conn:
             for name in tables:
                 table = _table(name)
                 out[name] = conn.execute(select(func.coalesce(func.max(literal_column("rowid")), 0))
-                                         .select_from(table).where(table.c.run_id == run_id)).scalar()
+                                         .select_from(table).where(table.c.run_id == run_id)).scalar_one()
         return out
 
     def rows_since(self, run_id: str, name: str, after: int) -> tuple[RecordBlock, int]:
         """The run's rows of one table written or replaced after rowid `after`, and the last rowid now (SQLite)."""
         assert self.db.dialect == "sqlite", "rowids are SQLite's"
-        table, rowid = _table(name), literal_column("rowid")
+        table = _table(name)
+        rowid: ColumnElement[int] = literal_column("rowid", Integer)
         columns = _columns(table)
         with self.db.read() as conn:
             rows = conn.execute(select(rowid, *[table.c[c] for c in columns])

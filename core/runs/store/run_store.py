@@ -33,10 +33,11 @@ from core.runs.store.schema import RUN_TABLES, epochs, layer_stats, lr_changes, 
 from core.runs.store.team_records import TeamRecords
 from core.training.control import MAX_STEP_DELAY_S
 
-__all__ = ["DATA_DIR_ENV", "RunBusy", "StoreError", "RunStore", "default_data_dir"]
+__all__ = ["DATA_DIR_ENV", "RunBusy", "RunGone", "StoreError", "RunStore", "default_data_dir"]
 
 DATA_DIR_ENV = "STUDIO_DATA_DIR"
-MAX_ACTIVE_RUNS = 1  # for runs that bypass the queue (several hosts): one at a time; others queue (core/runs/run_queue.py)
+# for runs that bypass the queue (several hosts): one at a time; others queue (core/runs/run_queue.py)
+MAX_ACTIVE_RUNS = 1
 HEARTBEAT_STALE_S = 60.0
 HOST = socket.gethostname()
 MAX_STEP_REQUEST = 10_000
@@ -45,6 +46,10 @@ MAX_RUN_NAME = 80
 
 class StoreError(Explained, OSError):
     """The run store's folder cannot be used; the message says what to set."""
+
+
+class RunGone(Explained, LookupError):
+    """A run that had to be in the store is not (deleted meanwhile)."""
 
 
 class RunBusy(Explained, RuntimeError):
@@ -129,7 +134,7 @@ class RunStore(MetricRecords, QueueRecords, TeamRecords, RunRecords, Artifacts):
                     raise RunBusy("run_busy_start", name=busy[0])
             if most_queued is not None:
                 waiting = conn.execute(select(func.count()).select_from(runs).where(
-                    runs.c.status == "queued", runs.c.submitter == extra.get("submitter", ""))).scalar()
+                    runs.c.status == "queued", runs.c.submitter == extra.get("submitter", ""))).scalar_one()
                 if waiting >= most_queued:
                     raise ExplainedValueError("queue_full_for_person", n=waiting, env="STUDIO_MAX_QUEUED_PER_PERSON")
             conn.execute(insert(runs).values(id=run_id, name=name or f"{config.network}-{run_id[9:15]}", source=source,
@@ -141,6 +146,13 @@ class RunStore(MetricRecords, QueueRecords, TeamRecords, RunRecords, Artifacts):
         with self.db.read() as conn:
             row = conn.execute(select(runs).where(runs.c.id == run_id)).mappings().first()
         return to_run(row) if row else None
+
+    def existing(self, run_id: str) -> Run:
+        """The run, which must be in the store (RunGone when it was deleted meanwhile)."""
+        run = self.get(run_id)
+        if run is None:
+            raise RunGone("run_gone")
+        return run
 
     def list_runs(self) -> list[Run]:
         with self.db.read() as conn:
@@ -231,7 +243,7 @@ class RunStore(MetricRecords, QueueRecords, TeamRecords, RunRecords, Artifacts):
                 status="queued", request="run", message="", said=None, finished=None, pid=None, heartbeat=now,
                 phase="resuming", queue_order=now, waiter_pid=waiter_pid))
         self.log(run_id, f"resume requested (was {run.status})")
-        return self.get(run_id)
+        return self.existing(run_id)
 
     def truncate_after(self, run_id: str, epoch: int) -> int:
         """Forget metrics recorded after epoch (an unfinished epoch before a resume); returns the number of
@@ -299,12 +311,10 @@ class RunStore(MetricRecords, QueueRecords, TeamRecords, RunRecords, Artifacts):
         with self.db.write() as conn:
             conn.execute(update(runs).where(runs.c.id == run_id, runs.c.step_request == n).values(step_request=None))
 
-    def replay_config(self, run_id: str) -> TrainConfig | None:
+    def replay_config(self, run_id: str) -> TrainConfig:
         """The run's config with the learning-rate changes it made while it trained: what a re-run (or the run
-        itself, resumed) replays at the same steps."""
-        run = self.get(run_id)
-        if run is None:
-            return None
+        itself, resumed) replays at the same steps (RunGone: it was deleted)."""
+        run = self.existing(run_id)
         recorded = {e.step: e.learning_rate for e in self.lr_changes(run_id)}
         if not recorded:
             return run.config

@@ -57,12 +57,13 @@ class TeamRecords:
                     most: int) -> int:
         """Keep one drawing of owner's (ExplainedValueError when owner already has `most`); its id."""
         with self.db.write(lock="drawings") as conn:
-            count = conn.execute(select(func.count()).select_from(drawings).where(drawings.c.owner == owner)).scalar()
+            count = conn.execute(select(func.count()).select_from(drawings).where(drawings.c.owner == owner)
+                                 ).scalar_one()
             if count >= most:
                 raise ExplainedValueError("too_many_drawings", most=most)
             return int(conn.execute(insert(drawings).values(image=image, label=label, read_as=read_as, run_id=run_id,
                                                             created=time.time(), owner=owner)
-                                    .returning(drawings.c.id)).scalar())
+                                    .returning(drawings.c.id)).scalar_one())
 
     def drawings(self, owner: str) -> list[DrawingRow]:
         """owner's drawings, oldest first."""
