@@ -7,17 +7,43 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from enum import StrEnum
 
 from core.config import TrainConfig
 from core.messages import Message
 
-__all__ = ["ACTIVE", "FINISHED", "RESUMABLE", "RANK_ALIVE", "QUEUED", "Run", "RequestNotice", "StepRow", "LogLine",
-           "RankRow", "HistoryLine", "DrawingRow", "SweepRow", "QueueState"]
+__all__ = ["Status", "Request", "ACTIVE", "FINISHED", "RESUMABLE", "RANK_ALIVE", "QUEUED", "Run", "RequestNotice",
+           "StepRow", "LogLine", "RankRow", "HistoryLine", "DrawingRow", "SweepRow", "QueueState"]
 
-ACTIVE = ("starting", "running", "paused")
-QUEUED = "queued"   # waiting for a slot (core/runs/run_queue.py); not active: it holds no slot and no process
-FINISHED = ("completed", "early_stopped", "stopped", "diverged", "failed", "interrupted", "cancelled", "pruned")
-RESUMABLE = ("stopped", "failed", "interrupted")  # with a checkpoint; diverged runs need a new learning rate
+class Status(StrEnum):
+    """Where a run is: queued, then active (starting, running, paused), then finished in one way. A StrEnum:
+    each is also its plain string, as the store keeps it."""
+    QUEUED = "queued"  # waiting for a slot (core/runs/run_queue.py): it holds no slot and no process
+    STARTING = "starting"
+    RUNNING = "running"
+    PAUSED = "paused"
+    COMPLETED = "completed"
+    EARLY_STOPPED = "early_stopped"
+    STOPPED = "stopped"
+    DIVERGED = "diverged"
+    FAILED = "failed"
+    INTERRUPTED = "interrupted"  # its process died or went silent
+    CANCELLED = "cancelled"      # taken out of the queue before it trained
+    PRUNED = "pruned"            # stopped early by its sweep
+
+
+class Request(StrEnum):
+    """What a run's worker is asked to do between steps."""
+    RUN = "run"
+    PAUSE = "pause"
+    STOP = "stop"
+
+
+ACTIVE = (Status.STARTING, Status.RUNNING, Status.PAUSED)
+QUEUED = Status.QUEUED
+FINISHED = (Status.COMPLETED, Status.EARLY_STOPPED, Status.STOPPED, Status.DIVERGED, Status.FAILED,
+            Status.INTERRUPTED, Status.CANCELLED, Status.PRUNED)
+RESUMABLE = (Status.STOPPED, Status.FAILED, Status.INTERRUPTED)  # with a checkpoint; diverged: a new rate
 RANK_ALIVE = ("starting", "training")             # a rank in these states should have a live process
 
 
@@ -27,9 +53,9 @@ class Run:
     name: str
     source: str
     config: TrainConfig
-    status: str
+    status: Status
     message: str
-    request: str
+    request: Request
     created: float
     started: float | None
     finished: float | None

@@ -18,19 +18,28 @@ from __future__ import annotations
 import sys
 import traceback
 from dataclasses import dataclass, field, replace
+from enum import StrEnum
 from typing import Any, ClassVar
 from collections.abc import Iterable
 
 from core.training.layer_stats import LayerStat
 
-__all__ = ["PhaseEvent", "StepEvent", "EpochMetrics", "LayersEvent", "ValidationEvent", "LearningRateEvent", "LogEvent",
-           "Event", "Callback", "CallbackList", "EventLog"]
+__all__ = ["Phase", "PhaseEvent", "StepEvent", "EpochMetrics", "LayersEvent", "ValidationEvent", "LearningRateEvent",
+           "LogEvent", "Event", "Callback", "CallbackList", "EventLog"]
+
+
+class Phase(StrEnum):
+    """Where the trainer is before and at its first step (a run's store row also says "loading data",
+    "resuming" or "starting workers" before the trainer reports)."""
+    COMPILING = "compiling"    # Graph mode: the first step compiles the graph
+    FIRST_STEP = "first_step"  # PyNative: the first step, run eagerly
+    TRAINING = "training"
 
 
 @dataclass(frozen=True)
 class PhaseEvent:
     handler: ClassVar[str] = "on_phase"
-    phase: str                                # compiling | first_step | training
+    phase: Phase
     first_step_seconds: float | None = None   # with "training": how long the first step took
 
 

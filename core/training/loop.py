@@ -32,7 +32,7 @@ from core.runtime import set_mode
 from core.training.clock import StepClock
 from core.training.control import CollectiveControl, Control, NoControl, slow_down, wait_while_paused
 from core.training.early_stopping import EarlyStopping
-from core.training.events import (Callback, CallbackList, EpochMetrics, LayersEvent, PhaseEvent, StepEvent,
+from core.training.events import (Callback, CallbackList, EpochMetrics, LayersEvent, Phase, PhaseEvent, StepEvent,
                                   ValidationEvent)
 from core.training.layer_stats import summarize_all
 from core.training.learning_rate import LearningRates
@@ -344,12 +344,12 @@ def _timed(loop: _Loop, kind: str, call):
     in Graph mode neither is the first call of each other compiled graph (with gradients, K steps)."""
     first = loop.step + 1 == loop.first_step
     if first:
-        loop.events.emit(PhaseEvent("compiling" if loop.config.mode == "graph" else "first_step"))
+        loop.events.emit(PhaseEvent(Phase.COMPILING if loop.config.mode == "graph" else Phase.FIRST_STEP))
     started = time.monotonic()
     result = call()  # the caller's .asnumpy() inside call also synchronises the device
     seconds = time.monotonic() - started
     if first:
-        loop.events.emit(PhaseEvent("training", first_step_seconds=seconds))
+        loop.events.emit(PhaseEvent(Phase.TRAINING, first_step_seconds=seconds))
     timed = not first and (kind in loop.compiled or loop.config.mode != "graph")
     loop.compiled.add(kind)
     return result, seconds, timed

@@ -5,7 +5,7 @@ from collections.abc import Mapping
 
 from core.config import TrainConfig
 from core.messages import Message
-from core.runs.rows import RankRow, Run
+from core.runs.rows import RankRow, Request, Run, Status
 
 __all__ = ["to_run", "to_rank"]
 
@@ -14,6 +14,7 @@ def to_run(row: Mapping) -> Run:
     d = dict(row)
     d["config"] = TrainConfig.from_json(d["config"])
     d["said"] = Message.from_json(d.get("said"))
+    d["status"], d["request"] = Status(d["status"]), Request(d["request"])
     return Run(**d)
 
 
