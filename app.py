@@ -13,7 +13,7 @@ from ui.i18n import say, t  # noqa: E402
 from ui.people import identify  # noqa: E402
 from ui.navigation import DEFAULT_PAGE, PAGES, page_title, render_sidebar  # noqa: E402
 from ui.present import presentation_style, presenting  # noqa: E402
-from ui.session import get_store  # noqa: E402
+from ui.session import dispatch_queue, get_store  # noqa: E402
 
 tune_gc_for_server()
 
@@ -36,6 +36,7 @@ if page.url_path == "":
 require_access()  # before anything of the app is drawn
 store_error = None
 try:
+    dispatch_queue()  # this server starts queued runs (once: a cached resource)
     identify()  # who this is: signed in, a display name, or the one person of a local server
     render_sidebar(page_draws_status=page.url_path == "train")  # Train's live view draws the status with its own
     presentation_style()

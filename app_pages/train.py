@@ -3,7 +3,7 @@ import streamlit as st
 
 from ui.format import run_choice_label
 from ui.i18n import t
-from ui.pace import keep_pace, live_poll_interval, timed_update
+from ui.poll_interval import keep_pace, live_poll_interval, timed_update
 from ui.present import presenting
 from ui.session import get_config, get_store
 from ui.queue_view import queue_panel

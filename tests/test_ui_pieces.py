@@ -124,8 +124,8 @@ def test_curves_smooth_band_downsampled_runs_mark_learning_rate_changes_and_pres
 
 
 def test_the_live_poll_interval_grows_at_once_and_shrinks_only_with_room():
-    """ui/pace.py: 60 viewers polling every second froze every view; a symmetric rule swung between steps."""
-    from ui.pace import SERVER_CPU_BUDGET, _choose, _Pace
+    """ui/poll_interval.py: 60 viewers polling every second froze every view; a symmetric rule swung between steps."""
+    from ui.poll_interval import SERVER_CPU_BUDGET, _choose, _Pace
     pace = _Pace()
     pace.viewers = {f"s{i}": 0.0 for i in range(60)}
     assert _choose(pace, now=0.0) >= 2.0, "a class arriving together starts from a guess, not from 1 s"

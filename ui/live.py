@@ -1,5 +1,5 @@
 """Live views: one shared build of a run's view (and of its row) for every session that polls it; how often
-the sidebar polls. (How often the live Train view polls: ui/pace.py.)"""
+the sidebar polls. (How often the live Train view polls: ui/poll_interval.py.)"""
 from __future__ import annotations
 
 import threading

@@ -18,16 +18,31 @@ from ui.server import shared_server
 
 DISPATCH_ENV = "STUDIO_DISPATCH"
 
-__all__ = ["get_store", "get_config", "set_config", "split_arrays", "check_user_path", "default_download_dir",
-           "check_download_target"]
+__all__ = ["get_store", "dispatch_queue", "get_config", "set_config", "split_arrays", "check_user_path",
+           "default_download_dir", "check_download_target"]
 
 
 @st.cache_resource
 def _store(root: str, database_url: str | None) -> RunStore:
-    store = RunStore(root, database_url)
-    if os.environ.get(DISPATCH_ENV, "1") != "0":  # 0: another process dispatches (the tests' AppTest process)
-        launcher.serve(store)  # this server dispatches queued runs (from its start when run by `python -m ui.serve`)
-    return store
+    return RunStore(root, database_url)
+
+
+@st.cache_resource
+def _dispatching(root: str, database_url: str | None) -> bool:
+    if os.environ.get(DISPATCH_ENV, "1") == "0":  # 0: another process dispatches (the tests' AppTest process)
+        return False
+    launcher.serve(_store(root, database_url))
+    return True
+
+
+def dispatch_queue() -> None:
+    """This server dispatches the store's queued runs (once per server and store; `python -m ui.serve` has
+    started it before the first page). Pages only read the store: this is the frame's one call that starts work."""
+    try:
+        _dispatching(str(default_data_dir()), database_url_setting())
+    except OSError as e:
+        st.error(say(e))
+        st.stop()
 
 
 def get_store() -> RunStore:

@@ -58,7 +58,7 @@ def preload(store: RunStore) -> threading.Thread:
 
 
 def preload_cpu_seconds() -> float:
-    """CPU seconds the preload thread has spent (so far, while it runs). The live views' pacing (ui/pace.py)
+    """CPU seconds the preload thread has spent (so far, while it runs). The live views' pacing (ui/poll_interval.py)
     leaves it out of the server's own work: counted in, its 2-3 CPU-s slowed every live view for ~10 s after
     the first page (the first live step of a run started then showed 1.3-2.0 s late)."""
     thread = _preloading
