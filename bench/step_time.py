@@ -34,7 +34,7 @@ def main() -> None:
     import mindspore as ms
     from core.config import TrainConfig
     from core.runtime import set_mode
-    from core.training.loop import build_model
+    from core.training.build import build_model
 
     cfg = TrainConfig(network=args.network, style=args.style, mode=args.mode, batch_size=args.batch,
                       amp_level=args.amp)

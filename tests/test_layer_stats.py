@@ -7,7 +7,8 @@ import pytest
 from core.config import TrainConfig
 from core.data.folders import validate_mnist_dir
 from core.training.layer_stats import LayerStat, diagnose, summarize
-from core.training import loop
+from core.training import build
+from core.training.loop import train
 from core.training.events import Callback, EventLog, LayersEvent
 from core.training.weights import snapshot
 from tests.apptest import page
@@ -53,7 +54,7 @@ def test_trainer_records_the_real_gradients_of_each_epochs_last_step(folder, mon
     so the recorded gradient statistics must match (before - after) / lr for every parameter."""
     lr = 0.05
     before = {}
-    real = loop.make_train_step
+    real = build.make_train_step
 
     def spying(config, net, loss_fn, optimizer, parallel=None):
         step = real(config, net, loss_fn, optimizer, parallel)
@@ -65,7 +66,7 @@ def test_trainer_records_the_real_gradients_of_each_epochs_last_step(folder, mon
         step.with_grads = with_grads
         return step
 
-    monkeypatch.setattr(loop, "make_train_step", spying)
+    monkeypatch.setattr(build, "make_train_step", spying)
     cfg = TrainConfig(network="lenet5", style=style, mode="graph", optimizer="sgd", learning_rate=lr,
                       batch_size=64, epochs=2, val_fraction=0.1)
     after, events = {}, EventLog()
@@ -73,7 +74,7 @@ def test_trainer_records_the_real_gradients_of_each_epochs_last_step(folder, mon
     class KeepWeights(Callback):
         def on_epoch_end(self, net, metrics):
             after[metrics.epoch] = snapshot(net)
-    loop.train(cfg, folder, [events, KeepWeights()])
+    train(cfg, folder, [events, KeepWeights()])
     layers = events.of(LayersEvent)
     assert [e.epoch for e in layers] == [0, 1, 2]
     assert {s.kind for s in layers[0].stats} == {"weight"}  # before training: no gradient yet

@@ -125,8 +125,8 @@ def test_divergence_after_a_good_epoch_keeps_that_epochs_checkpoint(store, mlp_c
     with the step, and epoch 1's checkpoint is what remains."""
     import mindspore as ms
 
-    from core.training import loop
-    real = loop.make_train_step
+    from core.training import build
+    real = build.make_train_step
 
     def poisoned(config, net, loss_fn, optimizer, parallel=None):
         step, calls = real(config, net, loss_fn, optimizer, parallel), {"n": 0}
@@ -137,7 +137,7 @@ def test_divergence_after_a_good_epoch_keeps_that_epochs_checkpoint(store, mlp_c
             return (ms.Tensor(float("nan")) if calls["n"] >= 20 else loss), logits
         return run
 
-    monkeypatch.setattr(loop, "make_train_step", poisoned)
+    monkeypatch.setattr(build, "make_train_step", poisoned)
     run_id = store.create_run(mlp_config.with_(epochs=3), source="cli")
     assert execute(store, run_id) == "diverged"
     run = store.get(run_id)
