@@ -4,7 +4,7 @@ that prints figures, not a test).
     .venv/bin/python -m bench.ab_commits BEFORE [AFTER] [--reps 3] [--epochs 4]
 
 Each commit is checked out in a temporary git worktree (AFTER defaults to HEAD); per round, each network is
-trained once by each commit's `python -m core.train` (its defaults, a fresh store), interleaved; samples/s over
+trained once by each commit's `python -m core.cli.train` (its defaults, a fresh store), interleaved; samples/s over
 the epochs after the first, read from the store. Appends to bench/results/ab_commits.json (date, versions).
 """
 from __future__ import annotations

@@ -36,11 +36,11 @@ def train_and_score(network: str, work: Path, test_data: Path) -> dict:
     """Train with the defaults through the command line; the official test set's accuracy and the times."""
     ckpt = work / f"{network}.ckpt"
     started = time.perf_counter()
-    _cli("core.train", "--network", network, "--store", str(work / "store"), "--out", str(ckpt))
+    _cli("core.cli.train", "--network", network, "--store", str(work / "store"), "--out", str(ckpt))
     wall = time.perf_counter() - started
     from core.runs.store import RunStore  # deferred: after the training process, so nothing competes with it
     run = next(r for r in RunStore(work / "store").list_runs() if r.config.network == network)
-    said = _cli("core.evaluate", str(ckpt), "--data-dir", str(test_data))
+    said = _cli("core.cli.evaluate", str(ckpt), "--data-dir", str(test_data))
     assert "(test, 10,000 images)" in said, said
     return {"network": network, "test_accuracy": float(re.search(r"accuracy (\S+)", said).group(1)),
             "epochs": run.config.epochs, "training_s": round(run.duration, 1), "command_wall_s": round(wall, 1),

@@ -25,14 +25,14 @@ def main(argv=None) -> int:
     for augment in ("false", "true"):
         tmp = Path(tempfile.mkdtemp())
         t = time.perf_counter()
-        p = subprocess.run([sys.executable, "-m", "core.train", "--epochs", str(args.epochs), "--augment", augment,
+        p = subprocess.run([sys.executable, "-m", "core.cli.train", "--epochs", str(args.epochs), "--augment", augment,
                             "--store", str(tmp), "--out", str(tmp / "m.ckpt")], cwd=ROOT, capture_output=True,
                            text=True)
         wall = time.perf_counter() - t
         if p.returncode != 0:
             print(p.stderr[-3000:], file=sys.stderr)
             return 1
-        e = subprocess.run([sys.executable, "-m", "core.evaluate", str(tmp / "m.ckpt"), "--data-dir", args.test_dir],
+        e = subprocess.run([sys.executable, "-m", "core.cli.evaluate", str(tmp / "m.ckpt"), "--data-dir", args.test_dir],
                            cwd=ROOT, capture_output=True, text=True)
         acc = next(line for line in e.stdout.splitlines() if "accuracy" in line)
         out["runs"][f"augment={augment}"] = {"train_wall_s": round(wall, 1), "test": acc.strip(),

@@ -51,12 +51,12 @@ def one(name: str, config: TrainConfig, test_dir: str) -> dict:
     tmp = Path(tempfile.mkdtemp(prefix="best5k-"))
     args = flags(config)
     start = time.perf_counter()
-    p = subprocess.run([sys.executable, "-m", "core.train", *args, "--store", str(tmp), "--out", str(tmp / "m.ckpt")],
+    p = subprocess.run([sys.executable, "-m", "core.cli.train", *args, "--store", str(tmp), "--out", str(tmp / "m.ckpt")],
                        cwd=ROOT, capture_output=True, text=True)
     wall = time.perf_counter() - start
     if p.returncode != 0:
         raise SystemExit(f"{name}: training failed:\n{p.stderr[-3000:]}")
-    e = subprocess.run([sys.executable, "-m", "core.evaluate", str(tmp / "m.ckpt"), "--data-dir", test_dir],
+    e = subprocess.run([sys.executable, "-m", "core.cli.evaluate", str(tmp / "m.ckpt"), "--data-dir", test_dir],
                        cwd=ROOT, capture_output=True, text=True)
     accuracy = float(re.search(r"accuracy (\S+)", e.stdout).group(1))
     store = RunStore(tmp)

@@ -1,6 +1,6 @@
 """Epoch time with 1 vs 2 data-parallel workers (msrun) on this machine, same global batch.
 
-Each case is a real `python -m core.train` run in its own store, interleaved 1, 2, 1, 2 ...; the figure
+Each case is a real `python -m core.cli.train` run in its own store, interleaved 1, 2, 1, 2 ...; the figure
 is the median epoch time after the first epoch (which includes graph compilation), read from the
 store. Wall time includes start-up (msrun starts a scheduler and the workers, each importing MindSpore).
 
@@ -23,7 +23,7 @@ def one(network: str, workers: int, epochs: int) -> dict:
     from core.runs.store import RunStore
     tmp = Path(tempfile.mkdtemp())
     t = time.perf_counter()
-    p = subprocess.run([sys.executable, "-m", "core.train", "--network", network, "--epochs", str(epochs),
+    p = subprocess.run([sys.executable, "-m", "core.cli.train", "--network", network, "--epochs", str(epochs),
                         "--workers", str(workers), "--store", str(tmp)], cwd=ROOT, capture_output=True, text=True)
     wall = time.perf_counter() - t
     if p.returncode != 0:

@@ -292,7 +292,7 @@ def main(argv=None) -> int:
     tmp = Path(tempfile.mkdtemp(prefix="studio-load-"))
     store = RunStore(tmp / "store")
     # a model to predict with (the Draw page picks the newest finished run with a checkpoint)
-    p = cli("core.train", "--network", "mlp", "--mode", "pynative", "--epochs", "1", "--store", str(store.root),
+    p = cli("core.cli.train", "--network", "mlp", "--mode", "pynative", "--epochs", "1", "--store", str(store.root),
             "--name", "predictor")
     if p.returncode != 0:
         print(p.stderr, file=sys.stderr)

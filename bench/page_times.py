@@ -44,7 +44,7 @@ def seed_store(root: Path, runs: int) -> None:
     """RUNS finished runs of a small MLP (one after another; ~4 s each here)."""
     env = dict(os.environ, PYTHONPATH=str(ROOT), STUDIO_DATA_DIR=str(root))
     for i in range(runs):
-        subprocess.run([sys.executable, "-m", "core.train", "--network", "mlp", "--hidden", "64", "--epochs", "1",
+        subprocess.run([sys.executable, "-m", "core.cli.train", "--network", "mlp", "--hidden", "64", "--epochs", "1",
                         "--seed", str(i), "--store", str(root)],
                        cwd=ROOT, env=env, check=True, capture_output=True, timeout=300)
 

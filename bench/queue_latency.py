@@ -2,7 +2,7 @@
 
 1. dispatcher latency: a run ends, and the queued run behind it is taken from the queue and takes its first
    training step (real workers: MLP 784-32-10, 1 epoch on the bundled images), repeated;
-2. ten submitters at once: ten `python -m core.train --no-wait` processes started together, one run each; the
+2. ten submitters at once: ten `python -m core.cli.train --no-wait` processes started together, one run each; the
    app's dispatcher (here: this process's) trains them all: each once, in the documented order.
 
     .venv/bin/python -m bench.queue_latency [--repeats 3]
@@ -61,7 +61,7 @@ def latency(repeats: int) -> list[dict]:
 def ten_submitters() -> dict:
     store = RunStore(Path(tempfile.mkdtemp(prefix="queue-bench-10-")))
     env = dict(os.environ, PYTHONPATH=str(ROOT))
-    procs = [subprocess.Popen([sys.executable, "-m", "core.train", "--network", "mlp", "--hidden", "32", "--epochs", "1",
+    procs = [subprocess.Popen([sys.executable, "-m", "core.cli.train", "--network", "mlp", "--hidden", "32", "--epochs", "1",
                                "--store", str(store.root), "--no-wait", "--name", f"submitter-{i}"],
                               cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) for i in range(10)]
     assert all(p.wait(timeout=120) == 0 for p in procs)

@@ -1,4 +1,4 @@
-"""A 12-trial MLP sweep end to end (`python -m core.sweep`, random search over the learning rate, 2 epochs on
+"""A 12-trial MLP sweep end to end (`python -m core.cli.sweep`, random search over the learning rate, 2 epochs on
 the bundled images), and a 2-setting LeNet-5 sweep of 6 epochs each (long runs): wall time with 1 slot, with
 2 slots (STUDIO_SLOTS) and with 1 slot plus 1 Dask worker (a scheduler and a worker on 127.0.0.1 of this same
 machine: core/runs/dask_local.py), interleaved.
@@ -36,7 +36,7 @@ def one(slots: int, sweep: list[str] = SHORT, dask: int = 0, database_url: str |
         env["STUDIO_DASK_SCHEDULER"] = cluster.address
     start = time.perf_counter()
     try:
-        p = subprocess.run([sys.executable, "-m", "core.sweep", *sweep, "--store", store, "--json"],
+        p = subprocess.run([sys.executable, "-m", "core.cli.sweep", *sweep, "--store", store, "--json"],
                            cwd=ROOT, env=env, capture_output=True, text=True)
         wall = time.perf_counter() - start
     finally:

@@ -6,8 +6,9 @@
   runs/      the run store, recording a run into it, worker processes, data-parallel runs through msrun
   app/       what the dashboard's process needs besides: the locked MindSpore service, comparing runs,
              access rules
+  cli/       the command lines: python -m core.cli.train | sweep | evaluate | control | download, and the
+             worker processes the studio starts (worker, warm_worker)
 
-Entry points: python -m core.train | core.evaluate | core.download | core.worker.
 Packages depend downwards only: app -> runs -> training -> model -> data -> (config, runtime, i18n).
 """
 from pathlib import Path

@@ -1,4 +1,5 @@
-"""Command-line options for every training setting, shared by `python -m core.train` and `python -m core.sweep`."""
+"""Command-line options for every training setting, shared by `python -m core.cli.train` and
+`python -m core.cli.sweep`."""
 from __future__ import annotations
 
 import argparse

@@ -1,4 +1,4 @@
-"""Named settings worth remembering: `python -m core.train --preset NAME`, and a button on Configure.
+"""Named settings worth remembering: `python -m core.cli.train --preset NAME`, and a button on Configure.
 
 best-5k: LeNet-5 on the bundled 5,000 images to ≥ 98.8 % on the official 10,000 test images in under a minute
 of training on a 2-core CPU. Each part's contribution is measured by bench/best_5k.py (an ablation, recorded in

@@ -125,7 +125,7 @@ def test_a_port_in_use_is_refused_with_a_clear_error(store, small_mnist):
         busy.bind(("127.0.0.1", 0))
         busy.listen()
         port = busy.getsockname()[1]
-        r = cli("core.train", "--workers", "2", "--epochs", "1", "--data-dir", str(small_mnist),
+        r = cli("core.cli.train", "--workers", "2", "--epochs", "1", "--data-dir", str(small_mnist),
                 "--master-port", str(port), "--store", str(store.root))
     assert r.returncode != 0
     assert f"port {port} on 127.0.0.1 is already in use" in r.stderr and "--master-port" in r.stderr
@@ -139,7 +139,7 @@ def test_bad_distributed_settings_are_explained(small_mnist):
     assert "workers" in TrainConfig(workers=0).errors()
     spec = ClusterSpec(local_workers=1)
     assert "several hosts must agree" in spec.errors(workers=2)["master_port"]
-    r = cli("core.train", "--workers", "2", "--local-workers", "3", "--data-dir", str(small_mnist))
+    r = cli("core.cli.train", "--workers", "2", "--local-workers", "3", "--data-dir", str(small_mnist))
     assert r.returncode == 2 and "--local-workers: must be between 1 and the 2 workers" in r.stderr
 
 
@@ -159,7 +159,7 @@ def test_two_hosts_rehearsed_on_loopback(tmp_path, small_mnist):
     second_host = str(Path(__file__).resolve().parent / "second_host")
     envs = [dict(os.environ, PYTHONPATH=str(PROJECT_ROOT)),
             dict(os.environ, PYTHONPATH=second_host + os.pathsep + str(PROJECT_ROOT))]
-    hosts = [subprocess.Popen([sys.executable, "-m", "core.train", *common, "--node-rank", str(k),
+    hosts = [subprocess.Popen([sys.executable, "-m", "core.cli.train", *common, "--node-rank", str(k),
                                "--store", str(tmp_path / f"host{k}")], cwd=PROJECT_ROOT, env=envs[k],
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) for k in (0, 1)]
     outs = [h.communicate(timeout=180)[0] for h in hosts]

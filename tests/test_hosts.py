@@ -99,11 +99,11 @@ class Team:
 def test_a_team_on_separate_hosts_shares_one_database_and_nothing_else(team):
     store, data = team.store, str(team.data)
     # two people press Start on the two app servers at once
-    starts = [team.on_app(name, ["core.train", *TINY, "--data-dir", data, "--no-wait", "--name", f"start-on-{name}"])
+    starts = [team.on_app(name, ["core.cli.train", *TINY, "--data-dir", data, "--no-wait", "--name", f"start-on-{name}"])
               for name in ("appa", "appb")]
     assert [p.wait(timeout=120) for p in starts] == [0, 0], (team.root / "appa-commands.log").read_text()[-2000:]
     # a 4-trial sweep started on app server B
-    sweep = team.on_app("appb", ["core.sweep", *TINY, "--data-dir", data, "--grid", "learning_rate=0.1,0.05",
+    sweep = team.on_app("appb", ["core.cli.sweep", *TINY, "--data-dir", data, "--grid", "learning_rate=0.1,0.05",
                                  "--seeds", "2", "--json"])
     wait_for(lambda: len(store.list_runs()) == 6 and all(r.status == "completed" for r in store.list_runs()), 600,
              "both starts and the sweep to complete")
@@ -122,7 +122,7 @@ def test_a_team_on_separate_hosts_shares_one_database_and_nothing_else(team):
     assert {team.worker_of(w) for w in workers} == {"w1", "w2"}, "the sweep spread over both workers"
 
     # a long run: its live steps read on app server B's host while a worker trains it
-    long = team.on_app("appa", ["core.train", "--network", "mlp", "--hidden", "32", "--epochs", "500",
+    long = team.on_app("appa", ["core.cli.train", "--network", "mlp", "--hidden", "32", "--epochs", "500",
                                 "--data-dir", data, "--no-wait", "--name", "long"])
     assert long.wait(timeout=120) == 0
     run_id = next(r.id for r in store.list_runs() if r.name == "long")
@@ -174,7 +174,7 @@ def test_one_data_parallel_run_over_two_hosts_through_msrun(tmp_path, small_mnis
             folder.mkdir()
         env = dict(os.environ, PYTHONPATH=str(PROJECT_ROOT))
         env.pop("STUDIO_DATABASE_URL", None)
-        common = ["core.train", "--workers", "2", "--local-workers", "1", "--master-addr", addr[0],
+        common = ["core.cli.train", "--workers", "2", "--local-workers", "1", "--master-addr", addr[0],
                   "--master-port", "8118", "--epochs", "1", "--network", "mlp", "--data-dir", str(small_mnist)]
         procs = [hosts.popen(f"n{k}", [PY, "-m", *common, "--node-rank", str(k), "--store", str(folders[k])],
                              hide=(folders[1 - k],), log=tmp_path / f"host{k}.out", env=env, cwd=PROJECT_ROOT)

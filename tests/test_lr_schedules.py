@@ -131,7 +131,7 @@ def test_the_best_5k_preset_button_fills_the_form_and_the_link(store):
 
 def test_the_command_line_takes_a_preset_and_options_override_it():
     from core.options import config_from_args
-    from core.train import build_parser
+    from core.cli.train import build_parser
     config = config_from_args(build_parser().parse_args(["--preset", "best-5k", "--epochs", "3", "--network", "lenet5"]))
     assert (config.epochs, config.lr_schedule, config.loss, config.val_fraction) == (3, "one_cycle", "label_smoothing", 0.0)
     assert config_from_args(build_parser().parse_args(["--lr-schedule", "cosine"])).lr_schedule == "cosine"
@@ -140,6 +140,6 @@ def test_the_command_line_takes_a_preset_and_options_override_it():
 
 def test_the_command_lines_help_names_the_schedules_and_the_preset():
     from tests.helpers import cli
-    p = cli("core.train", "--help")
+    p = cli("core.cli.train", "--help")
     assert p.returncode == 0, p.stderr
     assert "--lr-schedule" in p.stdout and "one_cycle" in p.stdout and "--preset" in p.stdout and "--no-wait" in p.stdout

@@ -74,13 +74,13 @@ def test_a_display_name_belongs_to_one_browser_and_never_makes_an_admin(store, m
 
 def test_the_command_line_is_held_to_the_same_rule(store, monkeypatch):
     run_id = store.create_run(CONFIG, name="someone else's", status="stopped", exclusive=False, submitter="alice")
-    p = cli("core.control", "rename", run_id, "--name", "taken", "--store", str(store.root))
+    p = cli("core.cli.control", "rename", run_id, "--name", "taken", "--store", str(store.root))
     assert p.returncode == 3 and "Only the owner of “someone else's” (alice)" in p.stderr, p.stderr
     assert store.get(run_id).name == "someone else's"
     mine = store.create_run(CONFIG, name="mine", status="stopped", exclusive=False, submitter=_me())
-    p = cli("core.control", "rename", mine, "--name", "still mine", "--store", str(store.root))
+    p = cli("core.cli.control", "rename", mine, "--name", "still mine", "--store", str(store.root))
     assert p.returncode == 0 and store.get(mine).name == "still mine", p.stderr
-    p = cli("core.control", "delete", mine, "--store", str(store.root))
+    p = cli("core.cli.control", "delete", mine, "--store", str(store.root))
     assert p.returncode == 0 and store.get(mine) is None
     assert [(h.action, h.allowed) for h in history(store)][:3] == [("delete", True), ("rename", True), ("rename", False)]
 
@@ -151,6 +151,6 @@ def test_a_run_name_is_capped_and_clean_on_every_path(store):
     for bad in ("x" * 81, "two\nlines", "red \x1b[31m"):
         with pytest.raises(ExplainedValueError):
             store.create_run(CONFIG, name=bad, exclusive=False)
-    p = cli("core.train", "--network", "mlp", "--name", "evil\x1b[2J", "--no-wait", "--store", str(store.root))
+    p = cli("core.cli.train", "--network", "mlp", "--name", "evil\x1b[2J", "--no-wait", "--store", str(store.root))
     assert p.returncode == 2 and "without control characters" in p.stderr and "Traceback" not in p.stderr
     assert store.list_runs() == []

@@ -167,7 +167,7 @@ def test_two_command_lines_at_once_both_train_one_after_the_other(tmp_path, smal
     store_dir = tmp_path / "store"
     # 3 epochs: long enough that the second is queued before the first ends even on a loaded machine (with 1
     # the first could finish before the second was submitted, and nobody waited)
-    args = ["core.train", "--network", "mlp", "--hidden", "32", "--epochs", "3", "--data-dir", str(small_mnist),
+    args = ["core.cli.train", "--network", "mlp", "--hidden", "32", "--epochs", "3", "--data-dir", str(small_mnist),
             "--store", str(store_dir)]
     env = dict(os.environ, PYTHONPATH=str(PROJECT_ROOT))
     procs = [subprocess.Popen([sys.executable, "-m", *args, "--name", f"cli-{i}"], cwd=PROJECT_ROOT, env=env,
@@ -185,7 +185,7 @@ def test_two_command_lines_at_once_both_train_one_after_the_other(tmp_path, smal
 def test_no_wait_queues_and_returns_and_a_dispatcher_trains_it_in_a_worker(tmp_path, small_mnist):
     from core.runs import launcher
     from core.runs.store import RunStore
-    p = cli("core.train", "--network", "mlp", "--hidden", "32", "--epochs", "1", "--data-dir", str(small_mnist),
+    p = cli("core.cli.train", "--network", "mlp", "--hidden", "32", "--epochs", "1", "--data-dir", str(small_mnist),
             "--store", str(tmp_path / "store"), "--no-wait")
     assert p.returncode == 0 and "queued" in p.stdout, p.stdout + p.stderr
     store = RunStore(tmp_path / "store")

@@ -153,10 +153,10 @@ def test_app_pages_holds_only_the_pages_of_the_navigation():
     assert not (PROJECT_ROOT / "pages").exists()
 
 
-@pytest.mark.parametrize("package", ["core.data", "core.model", "core.training", "core.runs", "core.app"])
+@pytest.mark.parametrize("package", ["core.data", "core.model", "core.training", "core.runs", "core.app", "core.cli"])
 def test_core_packages_depend_downwards_only(package):
-    """data <- model <- training <- runs <- app: a package never imports one above it."""
-    order = ["core.data", "core.model", "core.training", "core.runs", "core.app"]
+    """data <- model <- training <- runs <- app <- cli: a package never imports one above it."""
+    order = ["core.data", "core.model", "core.training", "core.runs", "core.app", "core.cli"]
     above = order[order.index(package) + 1:]
     graph = import_graph()
     upward = sorted(f"{m} -> {d}" for m in graph if m.startswith(package + ".") or m == package
@@ -165,10 +165,12 @@ def test_core_packages_depend_downwards_only(package):
 
 
 def test_the_library_never_imports_a_command_line():
-    """core.train, core.sweep, core.evaluate, core.download and core.worker are entry points: nothing imports them."""
-    entries = {"core.train", "core.evaluate", "core.download", "core.worker", "core.sweep"}
+    """core/cli/ holds the entry points (python -m core.cli.train, ...): nothing outside it imports them."""
     graph = import_graph()
-    assert sorted(f"{m} -> {d}" for m, deps in graph.items() for d in deps & entries) == []
+    entries = {m for m in graph if m.startswith("core.cli.")}
+    assert {"core.cli.train", "core.cli.sweep", "core.cli.worker"} <= entries
+    assert sorted(f"{m} -> {d}" for m, deps in graph.items() if not m.startswith("core.cli")
+                  for d in deps & entries) == []
 
 
 def test_no_module_next_to_a_script_shadows_the_standard_library():

@@ -37,7 +37,7 @@ def test_settings_to_vary_are_lists_or_ranges_and_bad_ones_are_explained():
 
 def test_a_grid_with_two_seeds_per_setting_runs_from_the_command_line_and_prints_json(store, small_mnist):
     store_dir = store.root  # and its database: $STUDIO_DATABASE_URL (set by the fixture on PostgreSQL)
-    p = cli("core.sweep", *TINY, "--grid", "learning_rate=0.1,0.01", "--seeds", "2", "--data-dir", str(small_mnist),
+    p = cli("core.cli.sweep", *TINY, "--grid", "learning_rate=0.1,0.01", "--seeds", "2", "--data-dir", str(small_mnist),
             "--store", str(store_dir), "--json", timeout=600)
     assert p.returncode == 0, p.stderr
     out = json.loads(p.stdout)
@@ -57,7 +57,7 @@ def test_a_grid_with_two_seeds_per_setting_runs_from_the_command_line_and_prints
 
 def test_a_setting_far_below_the_others_is_pruned_after_an_epoch(store, small_mnist):
     store_dir = store.root
-    p = cli("core.sweep", "--network", "mlp", "--hidden", "32", "--epochs", "3", "--data-dir", str(small_mnist),
+    p = cli("core.cli.sweep", "--network", "mlp", "--hidden", "32", "--epochs", "3", "--data-dir", str(small_mnist),
             "--grid", "learning_rate=0.1,0.05,0.000001,0.000002", "--prune", "--store", str(store_dir), "--json",
             timeout=600)
     assert p.returncode == 0, p.stderr
@@ -76,7 +76,7 @@ def test_a_sweep_carries_on_from_its_stored_study_after_a_restart(store, small_m
                             (sweeps.parse_space("learning_rate=1e-3:1e-1:log"),), "tpe", trials=3, seeds=1)
     sweep_id = sweeps.create(store, spec, submitter="ann")
     assert len(store.list_runs()) == 1, "TPE asks one setting per slot, learning from the finished ones"
-    p = cli("core.sweep", "--resume", sweep_id, "--store", str(store.root), "--json", timeout=600)
+    p = cli("core.cli.sweep", "--resume", sweep_id, "--store", str(store.root), "--json", timeout=600)
     assert p.returncode == 0, p.stderr
     trials = json.loads(p.stdout)["trials"]
     assert [t["trial"] for t in trials] == [0, 1, 2] and {t["status"] for t in trials} == {"completed"}

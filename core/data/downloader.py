@@ -1,6 +1,6 @@
 """Download the full MNIST (70,000 images): mirrors, published md5, resume, atomic writes, gunzip, progress.
 
-The command line is core.download.
+The command line is core.cli.download.
 """
 from __future__ import annotations
 

@@ -101,7 +101,7 @@ def _start_worker(store: RunStore, run_id: str) -> subprocess.Popen:
     env = child_environment(PYTHONPATH=str(PROJECT_ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     try:
         with open(store.log_path(run_id), "ab") as log:  # the child keeps its own copy of the file
-            return subprocess.Popen([sys.executable, "-m", "core.worker", run_id, *store.command_args()],
+            return subprocess.Popen([sys.executable, "-m", "core.cli.worker", run_id, *store.command_args()],
                                     cwd=PROJECT_ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
                                     stdin=subprocess.DEVNULL, start_new_session=True)
     except OSError as e:

@@ -130,7 +130,7 @@ def _spawn(store: RunStore, run_id: str, data_dir: Path | None = None) -> subpro
     extra = ["--data-dir", str(data_dir)] if data_dir else []
     with open(store.log_path(run_id), "ab") as log:  # the child keeps its own copy of the file
         # preexec_fn runs only prctl (async-signal-safe) between fork and exec
-        return subprocess.Popen([sys.executable, "-m", "core.worker", run_id, *store.command_args(), *extra],
+        return subprocess.Popen([sys.executable, "-m", "core.cli.worker", run_id, *store.command_args(), *extra],
                                 cwd=PROJECT_ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
                                 stdin=subprocess.DEVNULL, start_new_session=True,
                                 preexec_fn=_die_with_parent)  # noqa: PLW1509

@@ -1,6 +1,6 @@
 """What the run store returns: typed rows (no MindSpore, no SQL here).
 
-Words: a *run* is one training job; its *worker process* (core.worker, or the command line) trains it; a
+Words: a *run* is one training job; its *worker process* (core.cli.worker, or the command line) trains it; a
 data-parallel run has several *ranks* (msrun's processes, one row each in the store's `workers` table).
 """
 from __future__ import annotations

@@ -2,7 +2,7 @@
 queued runs; a pruner fed with each epoch's validation accuracy stops bad settings early (shown as pruned).
 
 The study lives in the run store's own database (Optuna's RDB storage: SQLite or the team's PostgreSQL), so a
-sweep survives a restart and carries on on any host: whoever dispatches (the app server, or `python -m core.sweep`
+sweep survives a restart and carries on on any host: whoever dispatches (the app server, or `python -m core.cli.sweep`
 while it waits) advances every open sweep each tick — tells Optuna the settings whose runs have all ended, and
 asks for new ones while fewer than the sweep's trials were asked. Grid and random searches keep at most
 ASK_AT_ONCE settings open (queued or training), so a sweep of any allowed size never floods the queue; TPE keeps

@@ -1,5 +1,5 @@
 """Warm workers: one process per network, started ahead with MindSpore loaded, handed the next run of its
-network (core/warm_worker.py). Start → first step then skips the worker's start (process, imports): 1.7–2.4 s
+network (core/cli/warm_worker.py). Start → first step then skips the worker's start (process, imports): 1.7–2.4 s
 of the 2.8–4.1 s measured before (docs/performance.md). Only the app server keeps a pool (core/runs/launcher.py
 serve); STUDIO_WARM_WORKERS=0 turns it off. Each waiting process holds MindSpore's memory (~0.3 GB).
 """
@@ -48,7 +48,7 @@ class WarmPool:
     def _start(self, network: str) -> subprocess.Popen:
         env = child_environment(PYTHONPATH=str(PROJECT_ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
         with open(log_path(self.store, network), "ab") as log:  # the child keeps its own copy of the file
-            return subprocess.Popen([sys.executable, "-m", "core.warm_worker", network, *self.store.command_args()],
+            return subprocess.Popen([sys.executable, "-m", "core.cli.warm_worker", network, *self.store.command_args()],
                                     cwd=PROJECT_ROOT, env=env, stdin=subprocess.PIPE, stdout=log,
                                     stderr=subprocess.STDOUT, start_new_session=True)
 

@@ -61,13 +61,13 @@ def test_killed_worker_is_marked_interrupted_then_resumes_from_its_checkpoint(st
 def test_resume_refuses_what_it_cannot_resume(store, mlp_config, tmp_path):
     finished = store.create_run(mlp_config, name="done")
     store.finish(finished, "completed")
-    p = cli("core.train", "--resume", finished, "--store", str(store.root))
+    p = cli("core.cli.train", "--resume", finished, "--store", str(store.root))
     assert p.returncode == 2 and "a completed run cannot be resumed" in p.stderr
     never = store.create_run(mlp_config, name="no checkpoint")
     store.finish(never, "interrupted")
-    p = cli("core.train", "--resume", never, "--store", str(store.root))
+    p = cli("core.cli.train", "--resume", never, "--store", str(store.root))
     assert p.returncode == 2 and "no checkpoint to resume from" in p.stderr
-    p = cli("core.train", "--resume", "../../etc", "--store", str(store.root))
+    p = cli("core.cli.train", "--resume", "../../etc", "--store", str(store.root))
     assert p.returncode == 2 and "is not a run id" in p.stderr
     diverged = store.create_run(mlp_config, name="boom")
     store.finish(diverged, "diverged")
@@ -104,7 +104,7 @@ def test_an_unwritable_data_directory_gets_a_message(tmp_path):
     blocker.write_text("not a folder")
     with pytest.raises(OSError, match="Cannot create the run store .* Set STUDIO_DATA_DIR"):
         RunStore(blocker / "runs")
-    p = cli("core.train", "--epochs", "1", "--store", str(blocker / "runs"))
+    p = cli("core.cli.train", "--epochs", "1", "--store", str(blocker / "runs"))
     assert p.returncode != 0 and "Cannot create the run store" in p.stderr
 
 
@@ -147,7 +147,7 @@ def test_divergence_after_a_good_epoch_keeps_that_epochs_checkpoint(store, mlp_c
 
 
 def test_a_full_disk_under_the_store_is_said_by_the_command_lines_that_queue(tmp_path, small_mnist):
-    """core.train --no-wait and core.sweep on a store whose disk is full (a real 2 MB tmpfs, filled): exit 2
+    """core.cli.train --no-wait and core.cli.sweep on a store whose disk is full (a real 2 MB tmpfs, filled): exit 2
     with what to do, no traceback, and nothing half-queued."""
     folder = tmp_path / "store"
     with small_filesystem(folder, "2m"):
@@ -160,8 +160,8 @@ def test_a_full_disk_under_the_store_is_said_by_the_command_lines_that_queue(tmp
                     f.flush()
             except OSError:
                 pass  # the disk is full
-        for argv in (["core.train", "--network", "mlp", "--data-dir", str(small_mnist), "--no-wait"],
-                     ["core.sweep", "--network", "mlp", "--data-dir", str(small_mnist), "--grid",
+        for argv in (["core.cli.train", "--network", "mlp", "--data-dir", str(small_mnist), "--no-wait"],
+                     ["core.cli.sweep", "--network", "mlp", "--data-dir", str(small_mnist), "--grid",
                       "learning_rate=0.1,0.05"]):
             p = cli(*argv, "--store", str(folder))
             assert p.returncode == 2, (argv[0], p.stdout, p.stderr)

@@ -202,7 +202,7 @@ def test_a_number_hundreds_of_digits_long_gets_a_message_not_an_overflow(store):
     warnings = " ".join(seen(w.value) for w in at.warning)
     assert "(400 characters)" in warnings and "(401 characters)" in warnings and "9" * 100 not in warnings
     from tests.helpers import cli
-    p = cli("core.train", "--epochs", "9" * 400, "--store", str(store.root))
+    p = cli("core.cli.train", "--epochs", "9" * 400, "--store", str(store.root))
     assert p.returncode == 2 and "Traceback" not in p.stderr and "(400 characters)" in p.stderr, p.stderr
 
 
@@ -210,7 +210,7 @@ def test_the_command_line_refuses_an_init_checkpoint_that_is_not_one_before_queu
     from tests.helpers import cli
     text = tmp_path / "passwd"
     text.write_text("root:x:0:0:root:/root:/bin/bash\n")
-    p = cli("core.train", "--network", "mlp", "--init-checkpoint", str(text), "--no-wait", "--store", str(store.root))
+    p = cli("core.cli.train", "--network", "mlp", "--init-checkpoint", str(text), "--no-wait", "--store", str(store.root))
     assert p.returncode == 2 and "--init-checkpoint" in p.stderr and "Traceback" not in p.stderr, p.stderr
     assert store.list_runs() == [], "nothing was queued"
 

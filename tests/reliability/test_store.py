@@ -197,6 +197,6 @@ def test_a_database_file_deleted_or_corrupted_while_the_studio_runs_is_said_on_e
         assert any("deleted or replaced" in x.value for x in at.error), name
     (tmp_path / "broken").mkdir()
     (tmp_path / "broken" / "runs.sqlite").write_bytes(b"this is not a database" * 100)  # found so at a start
-    p = cli("core.control", "pause", "20261201-000000-abcdef", "--store", str(tmp_path / "broken"))
+    p = cli("core.cli.control", "pause", "20261201-000000-abcdef", "--store", str(tmp_path / "broken"))
     assert p.returncode != 0 and "cannot be read any more (file is not a database)" in p.stderr, p.stderr
     assert "Traceback" not in p.stderr, p.stderr

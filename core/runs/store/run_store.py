@@ -104,7 +104,7 @@ class RunStore(MetricRecords, QueueRecords, TeamRecords, RunRecords, Artifacts):
         return str(self.db_path) if self.db_path else shown_url(self.url)
 
     def command_args(self) -> list[str]:
-        """The arguments a child process (core.worker, core.warm_worker, a rank) opens this same store with."""
+        """The arguments a child process (core.cli.worker, core.cli.warm_worker, a rank) opens this same store with."""
         return ["--store", str(self.root), "--database-url", self.url]  # always: whatever the child's environment says
 
     def optuna_storage(self):

@@ -1,4 +1,4 @@
-"""Command line: python -m core.download <target-dir> [--mirror URL ...] [--timeout S]
+"""Command line: python -m core.cli.download <target-dir> [--mirror URL ...] [--timeout S]
 
 Downloads the full MNIST (70,000 images) with a progress bar (tqdm) per file.
 """

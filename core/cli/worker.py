@@ -1,4 +1,4 @@
-"""The worker process of one run: python -m core.worker <run-id> [--store DIR] [--database-url URL] [--data-dir DIR]
+"""The worker process of one run: python -m core.cli.worker <run-id> [--store DIR] [--database-url URL] [--data-dir DIR]
 
 Started by the dashboard with subprocess (not multiprocessing, which would re-import the Streamlit page).
 It picks its MindSpore environment for the run's network before importing mindspore.

@@ -1,10 +1,10 @@
 """Sweeps from the command line: queue a search over settings (Optuna), wait for its runs, print the results.
 
-    python -m core.sweep --network mlp --epochs 2 --grid learning_rate=0.1,0.01 --seeds 2 --store DIR --json
-    python -m core.sweep --random 8 --vary learning_rate=1e-4:1e-1:log --vary batch_size=32,64,128 --prune
-    python -m core.sweep --tpe 12 --vary learning_rate=1e-3:0.3:log --vary momentum=0.5:0.99
+    python -m core.cli.sweep --network mlp --epochs 2 --grid learning_rate=0.1,0.01 --seeds 2 --store DIR --json
+    python -m core.cli.sweep --random 8 --vary learning_rate=1e-4:1e-1:log --vary batch_size=32,64,128 --prune
+    python -m core.cli.sweep --tpe 12 --vary learning_rate=1e-3:0.3:log --vary momentum=0.5:0.99
 
-Every other option is a setting of the runs, as `python -m core.train` takes them. While it waits it also
+Every other option is a setting of the runs, as `python -m core.cli.train` takes them. While it waits it also
 dispatches (the queue's runs start in worker processes), so it needs no app server; Ctrl-C leaves the sweep
 queued (an app server, or the same command with --resume SWEEP, carries it on)."""
 from __future__ import annotations
@@ -105,7 +105,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         wait(store, sweep_id, quiet=args.json)
     except KeyboardInterrupt:
-        print(f"\nstopped waiting; the sweep stays queued: python -m core.sweep --resume {sweep_id}", file=sys.stderr)
+        print(f"\nstopped waiting; the sweep stays queued: python -m core.cli.sweep --resume {sweep_id}",
+              file=sys.stderr)
         return 130
     rows = sweeps.trial_rows(store, sweep_id)
     if args.json:

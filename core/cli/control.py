@@ -1,8 +1,8 @@
 """Control a run from the command line, under the same rule as the dashboard (core/runs/people.py): you are your
 OS user name; only a run's owner or an admin (STUDIO_ADMINS) may act on it, and every attempt is recorded.
 
-    python -m core.control pause|resume|stop|delete RUN_ID [--store DIR]
-    python -m core.control rename RUN_ID --name "new name" [--store DIR]
+    python -m core.cli.control pause|resume|stop|delete RUN_ID [--store DIR]
+    python -m core.cli.control rename RUN_ID --name "new name" [--store DIR]
 """
 from __future__ import annotations
 

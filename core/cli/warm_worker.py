@@ -1,9 +1,9 @@
 """A worker process started before it is needed, so that Start does not wait for Python and MindSpore to load:
 
-    python -m core.warm_worker NETWORK --store DIR       (started by the app server: core/runs/warm_pool.py)
+    python -m core.cli.warm_worker NETWORK --store DIR       (started by the app server: core/runs/warm_pool.py)
 
 It sets the MindSpore environment of NETWORK (the oneDNN cap is per network and fixed at import), imports
-MindSpore and the trainer, then waits for one run id on stdin and trains that run exactly as core.worker does
+MindSpore and the trainer, then waits for one run id on stdin and trains that run exactly as core.cli.worker does
 (its output then goes to the run's log). One run per process: the next is another fresh process. At the end of
 stdin without a run id (the app server has gone) it exits.
 """

@@ -1,4 +1,4 @@
-"""Command-line trainer: python -m core.train [options]
+"""Command-line trainer: python -m core.cli.train [options]
 
 Every run is recorded in the run store (so it shows live in the dashboard) and checkpointed there;
 --out also copies the final checkpoint to a path of your choice.

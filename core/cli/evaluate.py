@@ -1,4 +1,4 @@
-"""Command line: python -m core.evaluate <checkpoint.ckpt> [--data-dir DIR] [--split test|validation]
+"""Command line: python -m core.cli.evaluate <checkpoint.ckpt> [--data-dir DIR] [--split test|validation]
 
 Reports a checkpoint's test metrics: accuracy, loss, per-class precision/recall/F1, the confusion matrix.
 """
