@@ -20,8 +20,8 @@ loses nothing: the next dispatcher re-attaches to runs still training (their del
 """
 from __future__ import annotations
 
+import logging
 import os
-import sys
 import threading
 import time
 import uuid
@@ -37,6 +37,8 @@ from core.runs.sweep import TrialReporter
 from core.training.events import EpochMetrics
 
 __all__ = ["SCHEDULER_ENV", "DaskExecutor", "scheduler_setting", "SILENT_S"]
+
+_LOG = logging.getLogger(__name__)  # no handler configured: Python prints warnings to stderr
 
 SCHEDULER_ENV = "STUDIO_DASK_SCHEDULER"
 TRAIN_RESOURCE = "train"
@@ -87,7 +89,7 @@ class DaskExecutor:
             workers = self.client().scheduler_info(n_workers=-1)["workers"].values()
             self._capacity = int(sum(w.get("resources", {}).get(TRAIN_RESOURCE, 0) for w in workers))
         except Exception as e:  # unreachable: this host's slots go on; say why once a round
-            print(f"Dask scheduler {self.address}: {type(e).__name__}: {e}", file=sys.stderr, flush=True)
+            _LOG.warning("Dask scheduler %s: %s: %s", self.address, type(e).__name__, e)
             self._capacity = 0
         return self._capacity
 

@@ -7,6 +7,7 @@ and another takes over within LEASE_S when its owner dies (even by SIGKILL). Sta
 (RunQueue.claim_next), so even two acting at once could not start one run twice."""
 from __future__ import annotations
 
+import logging
 import contextlib
 import os
 import socket
@@ -26,6 +27,8 @@ if TYPE_CHECKING:
     from core.runs.dask_executor import DaskExecutor
 
 __all__ = ["Dispatcher", "TICK_S", "LEASE_S"]
+
+_LOG = logging.getLogger(__name__)  # no handler configured: Python prints warnings to stderr
 
 TICK_S = 0.5    # a freed slot is filled within this (plus a process start)
 LEASE_S = 5.0   # a dispatcher silent this long is taken over
@@ -87,7 +90,7 @@ class Dispatcher:
                 except Exception as e:  # a locked database, a full disk: log it and try again next tick
                     line = f"dispatcher {self.owner}: {type(e).__name__}: {e}"
                     if line != said or time.monotonic() - said_at > REPEAT_S:  # once, not every tick
-                        print(line + (" (retrying every tick)" if line != said else " (still)"), flush=True)
+                        _LOG.warning("%s%s", line, " (retrying every tick)" if line != said else " (still)")
                         said, said_at = line, time.monotonic()
                 stop.wait(TICK_S)
         finally:

@@ -1,13 +1,15 @@
 """Telling the store a run's process is alive (a run silent for long is marked interrupted)."""
 from __future__ import annotations
 
-import sys
+import logging
 import threading
 import time
 
 from core.runs.store import RunStore
 
 __all__ = ["HEARTBEAT_EVERY_S", "Heartbeat"]
+
+_LOG = logging.getLogger(__name__)  # no handler configured: Python prints warnings to stderr
 
 HEARTBEAT_EVERY_S = 2.0
 
@@ -32,4 +34,4 @@ class Heartbeat:
             try:
                 self.store.update(self.run_id, heartbeat=time.time())
             except Exception as e:  # a locked or vanished store must not kill training; the next beat retries
-                print(f"heartbeat for {self.run_id} failed: {e}", file=sys.stderr, flush=True)
+                _LOG.warning("heartbeat for %s failed: %s", self.run_id, e)

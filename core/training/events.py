@@ -15,8 +15,7 @@ checkpoint). Each event names its Callback method, so no one dispatches on a str
 """
 from __future__ import annotations
 
-import sys
-import traceback
+import logging
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any, ClassVar
@@ -26,6 +25,8 @@ from core.training.layer_stats import LayerStat
 
 __all__ = ["Phase", "PhaseEvent", "StepEvent", "EpochMetrics", "LayersEvent", "ValidationEvent", "LearningRateEvent",
            "LogEvent", "Event", "Callback", "CallbackList", "EventLog"]
+
+_LOG = logging.getLogger(__name__)  # no handler configured: Python prints warnings to stderr
 
 
 class Phase(StrEnum):
@@ -173,8 +174,7 @@ class CallbackList:
         try:
             method(*args)
         except Exception:  # an observer's fault is reported, not fatal (accelerate's CallbackHandler)
-            print(f"callback {type(callback).__name__} failed (training goes on):\n{traceback.format_exc()}",
-                  file=sys.stderr, flush=True)
+            _LOG.exception("callback %s failed (training goes on)", type(callback).__name__)
 
 
 class EventLog(Callback, list):
