@@ -14,7 +14,7 @@ from core.data.idx import DataError
 from core.runs.start_weights import referenced_run
 from ui.i18n import LANG_PARAM, label, language, t
 from ui.present import PRESENT_PARAM
-from ui.server import shared_server
+from ui.deployment import shared_server
 from ui.session import get_store, set_config
 
 __all__ = ["URL_FIELDS", "config_from_url", "write_url", "layer_table", "ConfigForm", "replace_config"]

@@ -25,7 +25,7 @@ from core.runs.actions import Actions, history
 from core.runs.people import LOCAL, MAX_NAME, NotAllowed, Person, claim_name, person
 from core.runs.rows import Run
 from ui.i18n import say, t
-from ui.server import configured_password, oidc_configured
+from ui.deployment import configured_password, oidc_configured
 from ui.session import get_store
 
 __all__ = ["identify", "current_person", "actions", "attempt", "owner_label", "history_panel", "COOKIE"]

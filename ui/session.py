@@ -14,7 +14,7 @@ from core.runs import launcher
 from core.runs.store import RunStore, default_data_dir
 from core.runs.store.database import database_url_setting
 from ui.i18n import say
-from ui.server import shared_server
+from ui.deployment import shared_server
 
 DISPATCH_ENV = "STUDIO_DISPATCH"
 

@@ -3,7 +3,7 @@
 train() knows nothing of Streamlit or the run store: it reports through callbacks (core.training.events)
 and asks a Control between steps whether to pause or stop. Both training styles share this loop; only
 the step differs (core.training.steps); how many steps each call takes, and the wait before it, are
-core.training.stepping's. Callers run core.runtime.prepare_process first.
+core.training.step_calls's. Callers run core.runtime.prepare_process first.
 """
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ from core.training.learning_rate import LearningRates
 from core.training.parallel import Parallel
 from core.training.resume import ResumeState
 from core.training.state import EpochTally, LoopState, StepOutcome
-from core.training.stepping import group_size, take_group, wait_for_turn
+from core.training.step_calls import group_size, take_group, wait_for_turn
 from core.training.weights import snapshot
 
 __all__ = ["TrainResult", "train"]
