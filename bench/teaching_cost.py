@@ -34,10 +34,11 @@ def train_once(tree: Path, network: str, epochs: int, extra: list[str]) -> float
     """Samples/s over epochs 2.. of one command-line run of the project in `tree`."""
     with tempfile.TemporaryDirectory() as store:
         env = dict(os.environ, PYTHONPATH=str(tree), GLOG_v="3")
-        p = subprocess.run([sys.executable, "-m", "core.cli.train", "--network", network, "--epochs", str(epochs),
+        command = "core.cli.train" if (tree / "core" / "cli" / "train.py").exists() else "core.train"  # older trees
+        p = subprocess.run([sys.executable, "-m", command, "--network", network, "--epochs", str(epochs),
                             "--store", store, *extra], cwd=tree, env=env, capture_output=True, text=True, timeout=900)
         if p.returncode != 0:
-            raise RuntimeError(f"{tree}: core.cli.train {network} {extra} failed:\n{p.stderr[-2000:]}")
+            raise RuntimeError(f"{tree}: {command} {network} {extra} failed:\n{p.stderr[-2000:]}")
         sys.path.insert(0, str(ROOT))
         from core.runs.store import RunStore  # the current store reads (and upgrades) the older one
         s = RunStore(store)
