@@ -15,7 +15,7 @@ from core.runs.start_weights import referenced_run
 from ui.i18n import LANG_PARAM, label, language, t
 from ui.present import PRESENT_PARAM
 from ui.deployment import shared_server
-from ui.session import get_store, set_config
+from ui.session import get_store, set_config, user_roots
 
 __all__ = ["URL_FIELDS", "config_from_url", "write_url", "layer_table", "ConfigForm", "replace_config"]
 
@@ -30,7 +30,7 @@ def config_from_url(base: TrainConfig) -> tuple[TrainConfig, dict[str, str]]:
     for key in st.query_params:
         if key not in URL_FIELDS and key not in KEPT_PARAMS:
             errors[key] = t("configure.unknown_param", key=key, value=repr(st.query_params[key]))
-    if values.get("init_checkpoint") and shared_server() and not _in_store(values["init_checkpoint"]):
+    if values.get("init_checkpoint") and shared_server() and not _allowed_start(values["init_checkpoint"]):
         errors["init_checkpoint"] = t("configure.link_checkpoint")  # says nothing of what exists elsewhere
         values.pop("init_checkpoint")
     candidate = base.with_(**values)
@@ -40,15 +40,16 @@ def config_from_url(base: TrainConfig) -> tuple[TrainConfig, dict[str, str]]:
     return base.with_(**{k: v for k, v in values.items() if k not in errors}), errors
 
 
-def _in_store(value: str) -> bool:
-    """Whether value names a run of this store with a checkpoint (run:RUN_ID) or a file in the store's
-    checkpoints: what a shared server's link may start from, never another file of the server."""
+def _allowed_start(value: str) -> bool:
+    """Whether value names a run of this store with a checkpoint (run:RUN_ID), a file in the store's checkpoints
+    or one under the folders users may read (STUDIO_DATA_ROOTS): what a shared server's link may start from,
+    never another file of the server."""
     store = get_store()
     if (run_id := referenced_run(value)) is not None:
         run = store.get(run_id)
         return run is not None and bool(run.checkpoint)
     try:
-        check_data_path(value, [store.checkpoints])
+        check_data_path(value, [store.checkpoints, *(user_roots() or [])])
     except (DataError, OSError, ValueError):
         return False
     return True

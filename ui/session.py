@@ -18,7 +18,7 @@ from ui.deployment import shared_server
 
 DISPATCH_ENV = "STUDIO_DISPATCH"
 
-__all__ = ["get_store", "dispatch_queue", "get_config", "set_config", "split_arrays", "check_user_path",
+__all__ = ["get_store", "dispatch_queue", "get_config", "set_config", "split_arrays", "user_roots", "check_user_path",
            "default_download_dir", "check_download_target"]
 
 
@@ -79,6 +79,11 @@ def split_arrays(folder: MnistFolder, split: str):
 
 def _user_roots() -> list[Path] | None:
     return data_roots(shared_server(), get_store().root)
+
+
+def user_roots() -> list[Path] | None:
+    """The folders under which this server lets users name files (None: anywhere, a local server)."""
+    return _user_roots()
 
 
 def check_user_path(path: str) -> Path:

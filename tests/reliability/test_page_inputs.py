@@ -182,9 +182,13 @@ def test_a_link_on_a_shared_server_starts_only_from_the_stores_runs(with_run, mo
     monkeypatch.setattr("ui.gate.THROTTLE", Throttle(spacing_s=0.0))
     outside = tmp_path / "elsewhere.ckpt"
     outside.write_bytes(store.checkpoint_path(run_id).read_bytes())  # a real checkpoint, outside the store
+    shared = tmp_path / "team-data" / "base.ckpt"  # ... and one in the folders the server lets users read
+    shared.parent.mkdir()
+    shared.write_bytes(outside.read_bytes())
+    monkeypatch.setenv("STUDIO_DATA_ROOTS", str(shared.parent))
     said = []
     for i, path in enumerate((outside, tmp_path / "missing.ckpt", "run:no-such-run", store.checkpoint_path(run_id),
-                              f"run:{run_id}")):
+                              f"run:{run_id}", shared)):
         at = page("configure", {"network": "mlp", "init_checkpoint": str(path)})
         at.text_input(key="login_password").input("pw")
         at.button[0].click().run()
@@ -193,7 +197,7 @@ def test_a_link_on_a_shared_server_starts_only_from_the_stores_runs(with_run, mo
         warnings = " ".join(seen(w.value) for w in at.warning)
         said.append(("only from a run of this studio" in warnings, at.session_state["config"].init_checkpoint))
     assert said == [(True, None), (True, None), (True, None), (False, str(store.checkpoint_path(run_id))),
-                    (False, f"run:{run_id}")]
+                    (False, f"run:{run_id}"), (False, str(shared))]
 
 
 def test_a_number_hundreds_of_digits_long_gets_a_message_not_an_overflow(store):
