@@ -4,6 +4,7 @@ import time
 import numpy as np
 import pytest
 
+from core import PROJECT_ROOT
 from core.config import TrainConfig
 from core.model.networks import build_network
 from core.training.clock import StepClock
@@ -78,7 +79,7 @@ def test_callbacks_get_each_event_in_its_own_method_in_order():
     assert log == [step, LogEvent("hello")] and log.of(StepEvent) == [step]
 
 
-def test_a_failing_display_is_reported_but_a_failing_recorder_ends_the_run(capsys):
+def test_a_failing_display_is_reported_but_a_failing_recorder_ends_the_run(caplog):
     class Display(Callback):
         critical = False
 
@@ -92,9 +93,28 @@ def test_a_failing_display_is_reported_but_a_failing_recorder_ends_the_run(capsy
     after = EventLog()
     CallbackList([Display(), after]).log("x")
     assert after == [LogEvent("x")]  # the others still got it
-    assert "Display failed" in capsys.readouterr().err
+    (record,) = [r for r in caplog.records if "Display failed" in r.getMessage()]
+    assert record.levelname == "ERROR" and "terminal gone" in str(record.exc_info[1])
     with pytest.raises(OSError, match="disk full"):
         CallbackList([Recorder(), after]).log("y")
+
+
+def test_a_failing_display_is_said_on_stderr_where_nothing_configures_logging():
+    """The library logs; a process that configures no logging (a worker, a command line) still shows the
+    failure and its traceback on stderr, which the run's log file keeps."""
+    import subprocess
+    import sys
+    script = ("from core.training.events import Callback, CallbackList\n"
+              "class Display(Callback):\n"
+              "    critical = False\n"
+              "    def on_log(self, e):\n"
+              "        raise RuntimeError('terminal gone')\n"
+              "CallbackList([Display()]).log('x')\n")
+    done = subprocess.run([sys.executable, "-c", script], cwd=PROJECT_ROOT, capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "callback Display failed (training goes on)" in done.stderr
+    assert "RuntimeError: terminal gone" in done.stderr
 
 
 def test_an_empty_validation_split_says_why(tmp_path, small_mnist):

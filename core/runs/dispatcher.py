@@ -35,7 +35,6 @@ LEASE_S = 5.0   # a dispatcher silent this long is taken over
 REPEAT_S = 60.0  # the same failure is said again this often while it lasts
 
 
-
 class Dispatcher:
     def __init__(self, store: RunStore, spawn: Callable[[RunStore, str], None], queue: RunQueue | None = None,
                  name: str | None = None, executor: "DaskExecutor | None" = None):

@@ -170,3 +170,24 @@ def test_a_full_disk_under_the_store_is_said_by_the_command_lines_that_queue(tmp
         store = RunStore(folder)
         assert store.list_runs() == [], "nothing half-queued"
         dispose(store.url)  # this process's pooled connections hold the file open: the disk would stay busy
+
+
+def test_a_lasting_dispatcher_failure_is_said_once_not_every_tick(store, monkeypatch, caplog):
+    """A locked or full database makes every tick fail: the dispatcher says so once (again after REPEAT_S while
+    it lasts) and keeps trying, instead of a line every half second."""
+    import logging
+
+    from core.runs import dispatcher as dispatching
+
+    def failing_tick(self):
+        raise OSError("database or disk is full")
+
+    monkeypatch.setattr(dispatching.Dispatcher, "tick", failing_tick)
+    monkeypatch.setattr(dispatching, "TICK_S", 0.05)
+    caplog.set_level(logging.WARNING, logger="core.runs.dispatcher")
+    thread, stop = dispatching.Dispatcher(store, spawn=lambda s, r: None, name="test").start_thread()
+    time.sleep(1.0)  # some 20 ticks, each failing
+    stop.set()
+    thread.join(10)
+    said = [r.getMessage() for r in caplog.records if "database or disk is full" in r.getMessage()]
+    assert said == ["dispatcher test: OSError: database or disk is full (retrying every tick)"]
