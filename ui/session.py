@@ -77,22 +77,18 @@ def split_arrays(folder: MnistFolder, split: str):
     return _arrays(str(folder.root), split, mtime_ns)
 
 
-def _user_roots() -> list[Path] | None:
-    return data_roots(shared_server(), get_store().root)
-
-
 def user_roots() -> list[Path] | None:
     """The folders under which this server lets users name files (None: anywhere, a local server)."""
-    return _user_roots()
+    return data_roots(shared_server(), get_store().root)
 
 
 def check_user_path(path: str) -> Path:
     """A folder a user typed, resolved; DataError when this server does not let users read there."""
-    return check_data_path(path, _user_roots())
+    return check_data_path(path, user_roots())
 
 
 def default_download_dir() -> Path:
-    roots = _user_roots()
+    roots = user_roots()
     return Path.home() / "mnist" if roots is None else downloads_root() / "mnist"
 
 
@@ -103,6 +99,6 @@ def downloads_root() -> Path:
 def check_download_target(path: str) -> Path:
     """Where the Data page may download: anywhere readable on a local single-user server, else only under the
     store's datasets folder (never into the bundled data or elsewhere the server can write)."""
-    if _user_roots() is None:
+    if user_roots() is None:
         return check_user_path(path)
     return check_data_path(path, [downloads_root()])
