@@ -9,8 +9,8 @@ from core.app import model_service  # noqa: E402
 from core.runtime import tune_gc_for_server  # noqa: E402
 from core.runs.store import DatabaseError  # noqa: E402
 from ui.gate import require_access  # noqa: E402
-from ui.i18n import say, t  # noqa: E402
-from ui.people import identify  # noqa: E402
+from ui.language import say, t  # noqa: E402
+from ui.identity import identify  # noqa: E402
 from ui.navigation import DEFAULT_PAGE, PAGES, page_title, render_sidebar  # noqa: E402
 from ui.present import presentation_style, presenting  # noqa: E402
 from ui.session import dispatch_queue, get_store  # noqa: E402

@@ -4,13 +4,13 @@ import pandas as pd
 import plotly.express as px
 import streamlit as st
 
-from core.app.compare import AXES, config_differences, curves, summary
+from core.app.comparison import AXES, config_differences, curves, summary
 from core.config import NETWORKS, OPTIMIZERS, STYLES, MODES
 from core.runs.store import RunGone
 from ui.charts import EPOCH_AXIS, LEGEND_ON_TOP, RUN_COLOURS, facet_titles_without_names
 from ui.format import readable, run_label
-from ui.people import actions, owner_label
-from ui.i18n import say, status_word, t
+from ui.identity import actions, owner_label
+from ui.language import say, status_word, t
 from ui.session import get_store
 from ui.text import plot_text
 from ui.present import for_room

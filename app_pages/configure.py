@@ -5,7 +5,7 @@ import streamlit as st
 from core import config as C
 from core.presets import PRESETS
 from ui.config_form import ConfigForm, config_from_url, layer_table, replace_config, write_url
-from ui.i18n import t
+from ui.language import t
 from ui.network_view import network_diagram, shape_buttons
 from ui.schedule_view import schedule_chart
 from ui.sweep_view import sweep_form

@@ -8,8 +8,8 @@ from core.data.folders import validate_mnist_dir
 from core.data.download_job import DownloadJob
 from core.data.idx import DataError
 from ui.charts import DIGITS, digit_axis
-from ui.people import actions
-from ui.i18n import say, t
+from ui.identity import actions
+from ui.language import say, t
 from ui.pipeline_view import on_common_scale
 from ui.session import (check_download_target, check_user_path, default_download_dir, get_config, set_config,
                         split_arrays)

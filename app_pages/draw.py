@@ -9,8 +9,8 @@ from core.app import model_service
 from core.model.checkpoint import CheckpointError
 from core.data.drawing import DrawingError, to_mnist
 from ui.charts import DIGITS, digit_axis
-from ui.i18n import say, t
-from ui.runs import pick_trained_run
+from ui.language import say, t
+from ui.run_picker import pick_trained_run
 from ui.inside import render_inside
 from ui.present import for_room
 from ui.draw_target import drawing_target

@@ -9,8 +9,8 @@ from core.data.folders import validate_mnist_dir
 from core.data.idx import DataError
 from core.app import model_service
 from ui.confusion import cell_gallery, confusion_matrix
-from ui.i18n import say, t
-from ui.runs import pick_trained_run
+from ui.language import say, t
+from ui.run_picker import pick_trained_run
 from ui.session import check_user_path, split_arrays
 from ui.inside import render_inside
 

@@ -11,10 +11,10 @@ from core.runs.store import RunBusy
 from ui.export_view import export_panel
 from ui.queue_view import queue_panel
 from ui.format import fmt_duration, readable, run_label
-from ui.runs import with_local_checkpoint
-from ui.people import actions, attempt, history_panel, owner_label
+from ui.run_picker import with_local_checkpoint
+from ui.identity import actions, attempt, history_panel, owner_label
 from ui.text import literal
-from ui.i18n import label, say, status_word, t
+from ui.language import label, say, status_word, t
 from ui.session import get_store
 
 st.title("🗂️ " + t("nav.runs"))

@@ -2,9 +2,9 @@
 as mean ± std bands) and Promote, the best setting re-run with more epochs."""
 import streamlit as st
 
-from core.runs import sweep as sweeps
-from ui.i18n import t
-from ui.people import actions, attempt
+from core.runs import optuna_sweep as sweeps
+from ui.language import t
+from ui.identity import actions, attempt
 from ui.session import get_store
 from ui.sweep_view import SWEEP_CHOSEN, linked_views, progress, promote, settings_table
 from ui.text import literal

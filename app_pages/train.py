@@ -2,12 +2,12 @@
 import streamlit as st
 
 from ui.format import run_choice_label
-from ui.i18n import t
+from ui.language import t
 from ui.poll_interval import keep_pace, live_poll_interval, timed_update
 from ui.present import presenting
 from ui.session import get_config, get_store
 from ui.queue_view import queue_panel
-from ui.runs import draw_status, sidebar_status, status_slot
+from ui.run_picker import draw_status, sidebar_status, status_slot
 from ui.train_view import draw_body, draw_header, draw_lesson, header_state, start_form, view_of
 
 store = get_store()

@@ -10,7 +10,7 @@ from plotly.subplots import make_subplots
 
 from core.training.layer_stats import diagnose, histograms, over_time
 from ui.format import run_label
-from ui.i18n import t
+from ui.language import t
 from ui.live import SIDEBAR_POLL_S
 from ui.session import get_store
 from ui.present import for_room

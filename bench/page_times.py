@@ -59,7 +59,7 @@ def open_page(page, url: str, title: str) -> float:
 
 
 def one_server(browser, root: Path, settle_s: float) -> list[dict]:
-    from ui.i18n import t  # deferred: after sys.path has the project
+    from ui.language import t  # deferred: after sys.path has the project
     server, rows = start_server(root), []
     try:
         page = browser.new_page(viewport={"width": 1400, "height": 900})

@@ -1,7 +1,7 @@
 """The UI's words in each language: one catalogue per language in core/locales/<lang>.toml.
 
 Keys are "<section>.<name>" (a section per page); values are str.format templates. Pages never hold a
-user-facing string of their own: they call ui.i18n.t(key, **values). Config errors come from here
+user-facing string of their own: they call ui.language.t(key, **values). Config errors come from here
 too (TrainConfig.errors(lang)), and so does what core says to people ([messages], core.messages): its
 errors and a run's outcome; the command line and the logs use their English.
 """

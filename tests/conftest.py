@@ -129,8 +129,8 @@ def rng():
 
 @pytest.fixture(autouse=True)
 def _english_outside_a_script_run():
-    """UI text asked for outside a script run is in the language of the last AppTest run (ui.i18n.language):
+    """UI text asked for outside a script run is in the language of the last AppTest run (ui.language.language):
     a test that switched to Chinese left the next test's figures in Chinese. Each test starts in English."""
-    from ui import i18n
+    from ui import language as i18n
     i18n._outside_script_lang = i18n.i18n.DEFAULT
     yield

@@ -3,7 +3,7 @@ reproduces it (same seed, same settings: same losses)."""
 import numpy as np
 
 from core.runs import launcher
-from core.app.compare import config_differences, curves
+from core.app.comparison import config_differences, curves
 from core.config import TrainConfig
 from core.data.folders import validate_mnist_dir
 from core.training.events import EpochMetrics, EventLog, StepEvent

@@ -11,7 +11,7 @@ import pytest
 
 from core.config import TrainConfig
 from core.model import checkpoint
-from core.runs import sweep as sweeps
+from core.runs import optuna_sweep as sweeps
 from core.runs.rows import ACTIVE
 from core.runs.run_queue import RunQueue
 from core.runs.dask_local import Cluster

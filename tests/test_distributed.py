@@ -13,7 +13,7 @@ from core.config import TrainConfig
 from core.runs.cluster import ClusterSpec, free_port
 from core.runs.execute import execute
 from core.runs.store import RunStore
-from core.training.weights import weights_checksum
+from core.training.weight_arrays import weights_checksum
 from tests.apptest import page
 from tests.helpers import cli, small_filesystem, wait_for
 

@@ -10,7 +10,7 @@ from core.training.layer_stats import LayerStat, diagnose, summarize
 from core.training import build
 from core.training.loop import train
 from core.training.events import Callback, EventLog, LayersEvent
-from core.training.weights import snapshot
+from core.training.weight_arrays import snapshot
 from tests.apptest import page
 
 

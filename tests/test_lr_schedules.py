@@ -11,7 +11,7 @@ from core.data.folders import validate_mnist_dir
 from core.model.lr_schedules import planned_rates, schedule, steps_per_epoch
 from core.training.events import EventLog, StepEvent
 from core.training.loop import train
-from core.training.weights import snapshot
+from core.training.weight_arrays import snapshot
 from tests.test_teaching import AskOnce, lesson_config
 
 
@@ -78,7 +78,7 @@ def test_a_resumed_run_continues_its_schedule_where_it_stopped():
     from core.model.networks import network_for
     from core.model.optim import build_optimizer
     from core.training.learning_rate import LearningRates
-    from core.training.control import NoControl
+    from core.training.run_control import NoControl
     config = TrainConfig(network="mlp", hidden=(8,), learning_rate=0.1, epochs=3, lr_schedule="cosine")
     optimizer = build_optimizer(config, network_for(config).trainable_params(), steps_per_epoch=10)
     rates = LearningRates(optimizer, ((25, 0.5),), first_step=11)

@@ -235,7 +235,7 @@ def test_one_persons_many_runs_never_make_another_wait_and_are_capped(store, mon
     at once), Bob's run starts within 2 s of a slot freeing; past STUDIO_MAX_QUEUED_PER_PERSON a person's next
     Start is refused with what to do, an admin's is not."""
     from core.messages import ExplainedValueError
-    from core.runs import sweep as sweeps
+    from core.runs import optuna_sweep as sweeps
     from core.runs.actions import Actions
     from core.runs.people import person
     monkeypatch.setenv("STUDIO_MAX_QUEUED_PER_PERSON", "200")
@@ -265,7 +265,7 @@ def test_one_persons_many_runs_never_make_another_wait_and_are_capped(store, mon
 def test_the_queue_panel_stays_small_with_one_persons_many_runs(store, monkeypatch):
     """200 queued runs of one person and a sweep's 20: the Train page draws a bounded number of rows and
     buttons (a row per sweep), fast."""
-    from core.runs import sweep as sweeps
+    from core.runs import optuna_sweep as sweeps
     from tests.apptest import page
     monkeypatch.setenv("STUDIO_MAX_QUEUED_PER_PERSON", "500")
     queue = RunQueue(store, slots=1)

@@ -154,6 +154,29 @@ def test_app_pages_holds_only_the_pages_of_the_navigation():
     assert not (PROJECT_ROOT / "pages").exists()
 
 
+def repeated_file_names(files) -> dict[str, list[str]]:
+    """file name -> its modules, for the names more than one module has (packages' __init__ aside), except
+    a page and the command line of the same action: app_pages/train.py is the Train page (/train) and
+    core/cli/train.py is `python -m core.cli.train`, each named by the word its user types or clicks."""
+    by_name: dict[str, list[str]] = {}
+    for module, path in files.items():
+        if path.name != "__init__.py":
+            by_name.setdefault(path.name, []).append(module)
+    return {name: sorted(modules) for name, modules in by_name.items() if len(modules) > 1
+            and sorted(m.split(".")[0] + "." + m.split(".")[1] for m in modules) != ["app_pages." + name[:-3],
+                                                                                    "core.cli"]}
+
+
+def test_no_two_modules_share_a_file_name():
+    assert repeated_file_names(FILES) == {}
+
+
+def test_the_file_name_check_finds_two_modules_alike():
+    files = {"core.training.control": Path("core/training/control.py"), "core.cli.control": Path("core/cli/control.py"),
+             "app_pages.train": Path("app_pages/train.py"), "core.cli.train": Path("core/cli/train.py")}
+    assert repeated_file_names(files) == {"control.py": ["core.cli.control", "core.training.control"]}
+
+
 @pytest.mark.parametrize("package", ["core.data", "core.model", "core.training", "core.runs", "core.app", "core.cli"])
 def test_core_packages_depend_downwards_only(package):
     """data <- model <- training <- runs <- app <- cli: a package never imports one above it."""

@@ -9,7 +9,7 @@ import pytest
 
 from core.config import TrainConfig
 from core.messages import ExplainedValueError
-from core.runs import sweep as sweeps
+from core.runs import optuna_sweep as sweeps
 from core.runs.store import RunStore
 from tests.helpers import cli
 

@@ -13,10 +13,10 @@ from core.data.folders import validate_mnist_dir
 from core.model.networks import count_parameters, network_for
 from core.runs.actions import history
 from core.runs.execute import execute
-from core.training.control import Control
+from core.training.run_control import Control
 from core.training.events import EventLog, LearningRateEvent, StepEvent, ValidationEvent
 from core.training.loop import train
-from core.training.weights import snapshot
+from core.training.weight_arrays import snapshot
 from tests.apptest import page
 from tests.helpers import wait_for
 

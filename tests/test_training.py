@@ -5,13 +5,13 @@ import time
 import numpy as np
 import pytest
 
-from core.training.control import Control
+from core.training.run_control import Control
 from core.config import TrainConfig
 from core.data.folders import validate_mnist_dir
 from core.data.memory_batches import MemoryBatches
 from core.training.events import Callback, EpochMetrics, EventLog, StepEvent
 from core.training.loop import train
-from core.training.weights import snapshot
+from core.training.weight_arrays import snapshot
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,5 @@
-"""The trainer's small pieces on their own: the step clock, early stopping, and how callbacks are called."""
+"""The trainer's small pieces on their own: the step clock, the best epoch, early stopping, the step planner, and
+how callbacks are called."""
 import time
 
 import numpy as np
@@ -8,10 +9,12 @@ from core import PROJECT_ROOT
 from core.config import TrainConfig
 from core.model.networks import build_network
 from core.training.clock import StepClock
-from core.training.early_stopping import EarlyStopping
+from core.training.early_stopping import BestEpoch, EarlyStopping
 from core.training.events import Callback, CallbackList, EpochMetrics, EventLog, LogEvent, StepEvent
-from core.training.resume import ResumeState
-from core.training.weights import snapshot
+from core.training.run_control import Control
+from core.training.resume_state import ResumeState
+from core.training.step_planner import StepPlanner, Turn
+from core.training.weight_arrays import snapshot
 
 
 def test_the_clock_times_steps_only_and_falls_back_before_the_first_timed_one():
@@ -31,31 +34,52 @@ def metrics(epoch, val_loss):
     return EpochMetrics(epoch=epoch, train_loss=1.0, train_acc=0.5, val_loss=val_loss, val_acc=0.5)
 
 
-def test_early_stopping_tracks_the_best_epoch_keeps_its_weights_and_stops_after_patience():
+def test_the_best_epoch_is_the_lowest_validation_loss_so_far_and_a_resumed_run_keeps_it():
+    best = BestEpoch()
+    assert best.update(1, 0.5) and best.best_epoch == 1
+    assert not best.update(2, 0.6) and not best.update(3, 0.5)  # equal is no improvement
+    assert not best.update(4, None)  # no validation split: never "best"
+    history = (metrics(1, 0.4), metrics(2, 0.3), metrics(3, 0.35))
+    resumed = BestEpoch.for_run(ResumeState(epoch=3, step=30, weights={}, history=history))
+    assert (resumed.best_epoch, resumed.best_val) == (2, 0.3) and not resumed.update(4, 0.31)
+
+
+def test_early_stopping_is_a_callback_that_keeps_the_best_weights_and_sets_should_stop_after_patience():
     net = build_network("mlp")
-    stopping = EarlyStopping(enabled=True, patience=2)
-    assert stopping.update(1, 0.5, net) and stopping.best_epoch == 1
+    stopping = EarlyStopping.for_run(TrainConfig(early_stopping=True, patience=2), None)
+    events = CallbackList([stopping])
+    events.epoch_end(net, metrics(1, 0.5).with_(best=True))
     best = snapshot(net)
-    assert not stopping.update(2, 0.6, net) and not stopping.should_stop
-    assert not stopping.update(3, 0.5, net) and stopping.should_stop  # equal is no improvement
-    assert "did not improve for 2 epochs" in str(stopping.message()) and "epoch 1" in str(stopping.message())
-    assert all(np.array_equal(best[k], v) for k, v in stopping.best_weights.items())
+    for p in net.trainable_params():  # later epochs train the weights on
+        p.set_data(p.data * 0)
+    events.epoch_end(net, metrics(2, 0.6))
+    assert events.stop_asked() is None
+    events.epoch_end(net, metrics(3, 0.5))
+    assert events.stop_asked() is stopping
+    said = str(stopping.stop_message())
+    assert "did not improve for 2 epochs" in said and "epoch 1" in said
+    events.train_end(net, "early_stopped")
+    assert all(np.array_equal(best[k], v) for k, v in snapshot(net).items())  # the best epoch's weights are back
 
 
-def test_without_early_stopping_the_best_epoch_is_still_marked_but_nothing_is_kept():
-    stopping = EarlyStopping(enabled=False, patience=1)
-    assert stopping.update(1, 0.5, build_network("mlp"))
-    assert not stopping.update(2, 0.9, None) and not stopping.should_stop and stopping.best_weights is None
-    assert not stopping.update(3, None, None)  # no validation split: never "best"
+def test_early_stopping_restores_nothing_after_a_divergence_and_is_absent_when_not_asked_for():
+    net = build_network("mlp")
+    stopping = EarlyStopping(patience=1)
+    stopping.on_epoch_end(net, metrics(1, 0.5).with_(best=True))
+    for p in net.trainable_params():
+        p.set_data(p.data * 0)
+    stopping.on_train_end(net, "diverged")
+    assert all(not v.any() for v in snapshot(net).values())
+    assert EarlyStopping.for_run(TrainConfig(early_stopping=False), None) is None
 
 
 def test_early_stopping_picks_up_a_resumed_runs_best_epoch():
     history = (metrics(1, 0.4), metrics(2, 0.3), metrics(3, 0.35))
     resume = ResumeState(epoch=3, step=30, weights={}, history=history, best_weights={"w": np.zeros(1)})
     stopping = EarlyStopping.for_run(TrainConfig(early_stopping=True, patience=2), resume)
-    assert (stopping.best_epoch, stopping.best_val, stopping.bad_epochs) == (2, 0.3, 1)
-    assert not stopping.update(4, 0.31, None) and stopping.should_stop
-    assert "w" in stopping.best_weights
+    assert (stopping.best_epoch, stopping.bad_epochs) == (2, 1)
+    stopping.on_epoch_end(None, metrics(4, 0.31))
+    assert stopping.should_stop and "w" in stopping.best_weights
 
 
 def test_callbacks_get_each_event_in_its_own_method_in_order():
@@ -160,3 +184,47 @@ def test_batches_from_memory_are_the_pipelines_batches_in_another_order(small_mn
     as_rows = lambda x, y: sorted(key(x[i:i + 1]) + bytes([int(y[i])]) for i in range(len(y)))  # noqa: E731
     assert as_rows(got_x, got_y) == as_rows(want_x, want_y)  # the same (image, label) pairs, bit for bit
     assert not np.array_equal(got_y, want_y)  # ... in a shuffled order
+
+
+class _Rates:
+    """LearningRates' two questions, without an optimizer: a replayed change at `change_at`."""
+
+    def __init__(self, change_at=None):
+        self.change_at = change_at
+
+    def before_step(self, step, control):
+        return None
+
+    def next_change(self, step):
+        return self.change_at if self.change_at is not None and self.change_at >= step else None
+
+
+class _Lesson(Control):
+    def __init__(self, fine=False, stop=False):
+        self.fine, self.stop = fine, stop
+
+    def fine_grained(self):
+        return self.fine
+
+    def stop_requested(self):
+        return self.stop
+
+
+def planner(control=None, change_at=None, validate_every=0, compiled=("single",)):
+    return StepPlanner(control or _Lesson(), _Rates(change_at), CallbackList(), StepClock(100), k=4,
+                       validate_every=validate_every, validates=True, compiled=set(compiled))
+
+
+def test_the_step_planner_says_how_many_steps_the_next_call_takes():
+    assert planner().next_turn(0, 20) == Turn(4)
+    assert planner(compiled=()).next_turn(0, 20) == Turn(1)  # the session's first call compiles a single step
+    assert planner().next_turn(16, 20) == Turn(1)  # the epoch's last step must be a call of its own
+    assert planner().next_turn(15, 20) == Turn(4)
+    assert planner().next_turn(20, 20) == Turn(0)  # the epoch's steps are all taken
+    assert planner(_Lesson(fine=True)).next_turn(0, 20) == Turn(1)  # Step ×n or slow motion under way
+    assert planner(change_at=3).next_turn(0, 20) == Turn(1)  # a replayed rate change inside the call
+    assert planner(change_at=5).next_turn(0, 20) == Turn(4)
+    assert planner(validate_every=6).next_turn(4, 20) == Turn(1)  # a validation after step 6 falls inside
+    assert planner(validate_every=6).next_turn(6, 20) == Turn(4)
+    assert planner(validate_every=6).validation_due(6, 20) and not planner(validate_every=6).validation_due(5, 20)
+    assert planner(_Lesson(stop=True)).next_turn(0, 20) == Turn(0, stop=True)

@@ -12,7 +12,7 @@ from core.app.model_service import MINDSPORE_LOCK
 from core.config import TrainConfig, field_text, parse_fields
 from core.data.idx import DataError
 from core.runs.start_weights import referenced_run
-from ui.i18n import LANG_PARAM, label, language, t
+from ui.language import LANG_PARAM, label, language, t
 from ui.present import PRESENT_PARAM
 from ui.deployment import shared_server
 from ui.session import get_store, set_config, user_roots

@@ -12,7 +12,7 @@ import streamlit as st
 
 from core.model.metrics import Report
 from ui.charts import DIGITS, digit_axis
-from ui.i18n import t
+from ui.language import t
 from ui.present import for_room
 
 __all__ = ["DrawTarget", "confusion_matrix", "cell_gallery", "DRAW_TARGET"]

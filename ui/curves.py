@@ -14,7 +14,7 @@ from core.runs.rows import StepRow
 from core.runs.store import RunStore
 from core.training.events import EpochMetrics, LearningRateEvent, ValidationEvent
 from ui.charts import EPOCH_AXIS, LEGEND_ON_TOP
-from ui.i18n import t
+from ui.language import t
 from ui.present import room_fonts
 
 __all__ = ["CurveOptions", "History", "read_history", "smooth", "curves", "downsampling_note"]

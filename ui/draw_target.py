@@ -4,7 +4,7 @@ from __future__ import annotations
 import streamlit as st
 
 from ui.confusion import DRAW_TARGET, DrawTarget
-from ui.i18n import t
+from ui.language import t
 
 __all__ = ["drawing_target"]
 

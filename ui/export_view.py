@@ -14,8 +14,8 @@ from core.model.export import FORMATS
 from core.runs.finetune import evaluation_split
 from core.runs.rows import Run
 from core.runs.store import RunStore
-from ui.people import actions, attempt
-from ui.i18n import say, t
+from ui.identity import actions, attempt
+from ui.language import say, t
 
 __all__ = ["export_panel", "LAST_DRAWING"]
 

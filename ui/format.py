@@ -4,7 +4,7 @@ from __future__ import annotations
 import time
 
 from core.runs.rows import Run
-from ui.i18n import status_word, t
+from ui.language import status_word, t
 
 __all__ = ["STATUS_ICONS", "fmt_duration", "run_label", "run_choice_label", "readable"]
 

@@ -11,7 +11,7 @@ import streamlit as st
 
 from core.app.access import PASSWORD_ENV, password_matches
 from core.app.throttle import THROTTLE
-from ui.i18n import t
+from ui.language import t
 from ui.deployment import behind_proxy, client_address, configured_password, oidc_configured, server_exposed
 
 __all__ = ["require_access"]

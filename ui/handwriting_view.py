@@ -18,8 +18,8 @@ from core.runs.handwriting import HandwritingSet
 from core.runs.rows import Run
 from core.runs.store import RunStore
 from ui.confusion import DrawTarget
-from ui.people import actions, attempt, current_person
-from ui.i18n import say, status_word, t
+from ui.identity import actions, attempt, current_person
+from ui.language import say, status_word, t
 from ui.live import SIDEBAR_POLL_S
 from ui.pacing import notice_text
 from ui.text import literal

@@ -6,7 +6,7 @@ import numpy as np
 import streamlit as st
 
 from core.app import model_service
-from ui.i18n import t
+from ui.language import t
 
 
 def _unit(a: np.ndarray) -> np.ndarray:

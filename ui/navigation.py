@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ui.i18n import language_switch, t
+from ui.language import language_switch, t
 from ui.present import presentation_switch
-from ui.runs import reserve_status_slot, sidebar_footer, sidebar_status
+from ui.run_picker import reserve_status_slot, sidebar_footer, sidebar_status
 
 __all__ = ["PAGES", "DEFAULT_PAGE", "page_title", "render_sidebar"]
 

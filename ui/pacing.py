@@ -8,9 +8,9 @@ import streamlit as st
 from core.config import ConfigError, parse_field
 from core.runs.rows import RequestNotice, Run
 from core.runs.store import MAX_STEP_REQUEST
-from core.training.control import MAX_STEP_DELAY_S
-from ui.i18n import language, status_word, t
-from ui.people import actions, attempt, owner_label
+from core.training.run_control import MAX_STEP_DELAY_S
+from ui.language import language, status_word, t
+from ui.identity import actions, attempt, owner_label
 from ui.text import literal
 
 __all__ = ["controls", "pacing", "notice_text", "DELAYS"]

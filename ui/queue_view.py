@@ -7,8 +7,8 @@ import streamlit as st
 from core.runs.run_queue import QueuedRun, RunQueue
 from core.runs.store import RunStore
 from ui.format import fmt_duration
-from ui.people import actions, attempt
-from ui.i18n import t
+from ui.identity import actions, attempt
+from ui.language import t
 from ui.text import literal
 
 __all__ = ["queue_panel", "queue_line"]

@@ -11,7 +11,7 @@ from core.data.idx import DataError
 from core.model.lr_schedules import planned_rates, rate_at, steps_per_epoch
 from core.runs.rows import Run
 from ui.curves import History
-from ui.i18n import t
+from ui.language import t
 from ui.present import for_room
 
 __all__ = ["schedule_chart", "current_learning_rate"]

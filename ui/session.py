@@ -13,7 +13,7 @@ from core.data.folders import SPLIT_FILES, MnistFolder, load_arrays, validate_mn
 from core.runs import launcher
 from core.runs.store import RunStore, default_data_dir
 from core.runs.store.database import database_url_setting
-from ui.i18n import say
+from ui.language import say
 from ui.deployment import shared_server
 
 DISPATCH_ENV = "STUDIO_DISPATCH"

@@ -10,11 +10,11 @@ import streamlit as st
 from core.config import TrainConfig, field_text
 from core.messages import Explained
 from core.runs import launcher
-from core.runs import sweep as sweeps
+from core.runs import optuna_sweep as sweeps
 from core.runs.store import RunStore
 from ui.charts import EPOCH_AXIS, RUN_COLOURS
-from ui.people import actions
-from ui.i18n import say, t
+from ui.identity import actions
+from ui.language import say, t
 from ui.present import for_room
 from ui.text import literal
 

@@ -14,8 +14,8 @@ from core.runs.run_queue import RunQueue
 from core.runs.store import RunStore
 from ui.curves import CurveOptions, History, curves, downsampling_note, read_history
 from ui.format import STATUS_ICONS, fmt_duration
-from ui.people import actions, attempt
-from ui.i18n import label, language, say, status_word, t
+from ui.identity import actions, attempt
+from ui.language import label, language, say, status_word, t
 from ui.live import run_snapshot, shared_views
 from ui.pacing import controls, notice_text, pacing
 from ui.present import presenting

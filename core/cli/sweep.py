@@ -18,7 +18,7 @@ import time
 from core.config import ConfigError
 from core.messages import Explained
 from core.runs import launcher
-from core.runs import sweep as sweeps
+from core.runs import optuna_sweep as sweeps
 from core.runs.actions import Actions
 from core.runs.people import NotAllowed, person
 from core.runs.dispatcher import TICK_S

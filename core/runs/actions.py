@@ -11,9 +11,9 @@ import time
 from core.config import TrainConfig
 from core.runs import launcher
 from core.runs.people import NotAllowed, Owned, Person
-from core.runs import sweep as sweeps
+from core.runs import optuna_sweep as sweeps
 from core.runs.rows import HistoryLine, RequestNotice, Run
-from core.runs.sweep import SweepInfo
+from core.runs.optuna_sweep import SweepInfo
 from core.runs.run_queue import RunQueue
 from core.runs.store import RunStore
 

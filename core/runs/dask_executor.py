@@ -33,7 +33,7 @@ from core.runs import mirror
 from core.runs.remote_run import control_queue_name, events_queue_name, train_on_database, train_remotely
 from core.runs.rows import Run
 from core.runs.store import RunStore
-from core.runs.sweep import TrialReporter
+from core.runs.optuna_sweep import TrialReporter
 from core.training.events import EpochMetrics
 
 __all__ = ["SCHEDULER_ENV", "DaskExecutor", "scheduler_setting", "SILENT_S"]

@@ -17,7 +17,7 @@ import uuid
 from typing import TYPE_CHECKING
 from collections.abc import Callable
 
-from core.runs import sweep
+from core.runs import optuna_sweep as sweep
 from core.runs.processes import pid_alive
 from core.runs.run_queue import RunQueue
 from core.runs.rows import Run

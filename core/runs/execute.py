@@ -21,7 +21,7 @@ from core.runs.recording import CoordinatorWatch, RankStatus, StoreControl, Stor
 from core.runs.resume import resume_state
 from core.runs.start_weights import with_start_file
 from core.runs.store import RunStore
-from core.runs.sweep import TrialReporter
+from core.runs.optuna_sweep import TrialReporter
 from core.training.events import Callback
 from core.training.loop import TrainResult, train
 from core.training.parallel import Parallel

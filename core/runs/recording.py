@@ -14,10 +14,10 @@ from core.messages import Message
 from core.runs.cluster import COORDINATOR_ENV
 from core.runs.processes import pid_alive
 from core.runs.store import RunStore
-from core.training.control import Control
+from core.training.run_control import Control
 from core.training.events import (Callback, EpochMetrics, LayersEvent, LearningRateEvent, LogEvent, PhaseEvent,
                                   StepEvent, ValidationEvent)
-from core.training.weights import weights_checksum
+from core.training.weight_arrays import weights_checksum
 
 __all__ = ["StoreRecorder", "StoreControl", "RankStatus", "CoordinatorWatch", "epoch_line"]
 

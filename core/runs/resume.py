@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from core.model import checkpoint
 from core.runs.store import RunStore
-from core.training.resume import ResumeState
-from core.training.weights import snapshot
+from core.training.resume_state import ResumeState
+from core.training.weight_arrays import snapshot
 
 __all__ = ["resume_state"]
 

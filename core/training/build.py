@@ -21,11 +21,11 @@ from core.model.losses import build_loss
 from core.model.networks import network_for
 from core.model.optim import build_optimizer
 from core.runtime import set_mode
-from core.training.control import CollectiveControl, Control, NoControl
+from core.training.run_control import CollectiveControl, Control, NoControl
 from core.training.parallel import Parallel
-from core.training.resume import ResumeState
+from core.training.resume_state import ResumeState
 from core.training.steps import Stepper, make_train_step
-from core.training.weights import restore, snapshot
+from core.training.weight_arrays import restore, snapshot
 
 __all__ = ["TrainData", "Model", "seed_run", "control_for", "prepare_data", "build_model", "initial_weights"]
 

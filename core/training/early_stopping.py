@@ -1,4 +1,7 @@
-"""The best epoch so far, and early stopping on it (done outside the graph, so it works in Graph mode)."""
+"""The best epoch so far, and early stopping on it as a callback (done outside the graph, so it works in Graph
+mode). The loop marks every epoch that has the lowest validation loss so far (BestEpoch: best.ckpt follows that
+mark, whatever the callbacks' order); EarlyStopping reads the mark, as Lightning's EarlyStopping callback reads
+a monitored metric, and sets should_stop."""
 from __future__ import annotations
 
 import math
@@ -7,55 +10,67 @@ import numpy as np
 
 from core.config import TrainConfig
 from core.messages import Message
-from core.training.resume import ResumeState
-from core.training.weights import restore, snapshot
+from core.training.events import Callback, EpochMetrics
+from core.training.resume_state import ResumeState
+from core.training.weight_arrays import restore, snapshot
 
-__all__ = ["EarlyStopping"]
+__all__ = ["BestEpoch", "EarlyStopping"]
 
 
-class EarlyStopping:
-    """Tracks the lowest validation loss (always: every epoch says whether it was the best so far) and, when
-    enabled, keeps the best epoch's weights and asks to stop after `patience` epochs without improvement."""
+class BestEpoch:
+    """The lowest validation loss so far, and its epoch."""
 
-    def __init__(self, enabled: bool, patience: int):
-        self.enabled, self.patience = enabled, patience
+    def __init__(self) -> None:
         self.best_val: float = math.inf
         self.best_epoch: int | None = None
-        self.bad_epochs = 0
-        self.best_weights: dict[str, np.ndarray] | None = None
 
     @classmethod
-    def for_run(cls, config: TrainConfig, resume: ResumeState | None) -> "EarlyStopping":
-        """A fresh tracker, or one that picks up a resumed run's best epoch and weights."""
-        stopping = cls(config.early_stopping, config.patience)
-        if resume is None:
-            return stopping
-        scored = [(m.val_loss, m.epoch) for m in resume.history if m.val_loss is not None]
+    def for_run(cls, resume: ResumeState | None) -> BestEpoch:
+        """A fresh tracker, or one that picks up a resumed run's best epoch."""
+        best = cls()
+        scored = [(m.val_loss, m.epoch) for m in resume.history if m.val_loss is not None] if resume else []
         if scored:  # the lowest loss; of equal ones, the first epoch
-            stopping.best_val, stopping.best_epoch = min(scored)
-            stopping.bad_epochs = resume.epoch - stopping.best_epoch
-        stopping.best_weights = resume.best_weights
+            best.best_val, best.best_epoch = min(scored)
+        return best
+
+    def update(self, epoch: int, val_loss: float | None) -> bool:
+        """Record an epoch's validation loss; True when it is the best so far (equal is no improvement)."""
+        if val_loss is None or not val_loss < self.best_val:
+            return False
+        self.best_val, self.best_epoch = val_loss, epoch
+        return True
+
+
+class EarlyStopping(Callback):
+    """Keeps the best epoch's weights, sets should_stop after `patience` epochs without a new best, and puts
+    the best weights back when training ends (unless it diverged)."""
+
+    def __init__(self, patience: int, bad_epochs: int = 0, best_weights: dict[str, np.ndarray] | None = None):
+        self.patience, self.bad_epochs, self.best_weights = patience, bad_epochs, best_weights
+        self.best_epoch: int | None = None
+
+    @classmethod
+    def for_run(cls, config: TrainConfig, resume: ResumeState | None) -> EarlyStopping | None:
+        """None when the config asks for no early stopping; a resumed run's counts and best weights carry on."""
+        if not config.early_stopping:
+            return None
+        stopping = cls(config.patience)
+        if resume is not None:
+            stopping.best_epoch = BestEpoch.for_run(resume).best_epoch
+            stopping.bad_epochs = resume.epoch - stopping.best_epoch if stopping.best_epoch is not None else 0
+            stopping.best_weights = resume.best_weights
         return stopping
 
-    def update(self, epoch: int, val_loss: float | None, net) -> bool:
-        """Record an epoch's validation loss; True when it is the best so far."""
-        improved = val_loss is not None and val_loss < self.best_val
-        if improved and val_loss is not None:
-            self.best_val, self.best_epoch, self.bad_epochs = val_loss, epoch, 0
-            if self.enabled:
-                self.best_weights = snapshot(net)
+    def on_epoch_end(self, net, metrics: EpochMetrics) -> None:
+        if metrics.best:
+            self.best_epoch, self.bad_epochs, self.best_weights = metrics.epoch, 0, snapshot(net)
         else:
             self.bad_epochs += 1
-        return improved
+        self.should_stop = self.bad_epochs >= self.patience
 
-    @property
-    def should_stop(self) -> bool:
-        return self.enabled and self.bad_epochs >= self.patience
-
-    def message(self) -> Message:
+    def stop_message(self) -> Message:
         return Message("early_stopped", {"patience": self.patience, "epoch": self.best_epoch})
 
-    def restore_best(self, net) -> None:
-        """Put the best epoch's weights back into net (when early stopping kept them)."""
-        if self.enabled and self.best_weights is not None:
+    def on_train_end(self, net, status: str) -> None:
+        if status != "diverged" and self.best_weights is not None:
             restore(net, self.best_weights)

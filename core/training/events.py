@@ -11,7 +11,8 @@ The trainer emits, in this order:
   LearningRateEvent                         before the step a new learning rate is first used by
   LogEvent                                  a line for the run's log, at any time
 and after every epoch whose weights are sound it calls Callback.on_epoch_end(net, metrics) (e.g. to
-checkpoint). Each event names its Callback method, so no one dispatches on a string.
+checkpoint), then ends the run if a callback set should_stop (early stopping); when the run ends it calls
+Callback.on_train_end(net, status). Each event names its Callback method, so no one dispatches on a string.
 """
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from enum import StrEnum
 from typing import Any, ClassVar
 from collections.abc import Iterable
 
+from core.messages import Message
 from core.training.layer_stats import LayerStat
 
 __all__ = ["Phase", "PhaseEvent", "StepEvent", "EpochMetrics", "LayersEvent", "ValidationEvent", "LearningRateEvent",
@@ -120,6 +122,7 @@ class Callback:
     prints its error and carries on. The others' errors end the run, as a failed checkpoint must."""
 
     critical: ClassVar[bool] = True
+    should_stop: bool = False  # set by a callback to end the run after this epoch (Lightning's trainer.should_stop)
 
     def on_event(self, event: Event) -> None:
         getattr(self, event.handler)(event)
@@ -148,11 +151,18 @@ class Callback:
     def on_epoch_end(self, net, metrics: EpochMetrics) -> None:
         """The epoch's weights are sound (after on_epoch and on_layers): e.g. checkpoint the network."""
 
+    def stop_message(self) -> Message | None:
+        """Why this callback set should_stop, for the run's log and its row."""
+        return None
+
+    def on_train_end(self, net, status: str) -> None:
+        """Training ended (completed, early_stopped, stopped or diverged), before the result is returned."""
+
 
 class CallbackList:
     """Sends each event to every callback, in order."""
 
-    def __init__(self, callbacks: Iterable[Callback] = ()):
+    def __init__(self, callbacks: Iterable[Callback | None] = ()):
         self.callbacks = [c for c in callbacks if c is not None]
 
     def emit(self, event: Event) -> None:
@@ -165,6 +175,14 @@ class CallbackList:
     def epoch_end(self, net, metrics: EpochMetrics) -> None:
         for c in self.callbacks:
             self._call(c, c.on_epoch_end, net, metrics)
+
+    def stop_asked(self) -> Callback | None:
+        """The first callback that set should_stop."""
+        return next((c for c in self.callbacks if c.should_stop), None)
+
+    def train_end(self, net, status: str) -> None:
+        for c in self.callbacks:
+            self._call(c, c.on_train_end, net, status)
 
     @staticmethod
     def _call(callback: Callback, method, *args) -> None:

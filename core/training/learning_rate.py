@@ -7,7 +7,7 @@ import mindspore as ms
 import mindspore.nn as nn
 import numpy as np
 
-from core.training.control import Control
+from core.training.run_control import Control
 from core.training.events import LearningRateEvent
 
 __all__ = ["LearningRates"]

@@ -1,9 +1,10 @@
 """Training: a run is epochs, an epoch is steps (as mindcv's train_with_func: run -> train_epoch -> step).
 
 train() knows nothing of Streamlit or the run store: it reports through callbacks (core.training.events)
-and asks a Control between steps whether to pause or stop. Both training styles share this loop; only
-the step differs (core.training.steps); how many steps each call takes, and the wait before it, are
-core.training.step_calls's. Callers run core.runtime.prepare_process first.
+and asks its StepPlanner before each graph call how many steps to take now (the lesson's pause, slow motion,
+Step ×n and live learning rates are its answers; core.training.step_planner). Early stopping is a callback that
+sets should_stop. Both training styles share this loop; only the step differs (core.training.steps). Callers
+run core.runtime.prepare_process first.
 """
 from __future__ import annotations
 
@@ -21,16 +22,17 @@ from core.messages import Message
 from core.model.evaluation import evaluate_batches
 from core.training.build import build_model, control_for, prepare_data, seed_run
 from core.training.clock import StepClock
-from core.training.control import Control
-from core.training.early_stopping import EarlyStopping
+from core.training.run_control import Control
+from core.training.early_stopping import BestEpoch, EarlyStopping
 from core.training.events import Callback, CallbackList, EpochMetrics, LayersEvent, StepEvent, ValidationEvent
 from core.training.layer_stats import summarize_all
 from core.training.learning_rate import LearningRates
 from core.training.parallel import Parallel
-from core.training.resume import ResumeState
+from core.training.resume_state import ResumeState
 from core.training.state import EpochTally, LoopState, StepOutcome
-from core.training.step_calls import group_size, take_group, wait_for_turn
-from core.training.weights import snapshot
+from core.training.step_calls import take_group
+from core.training.step_planner import StepPlanner
+from core.training.weight_arrays import snapshot
 
 __all__ = ["TrainResult", "train"]
 
@@ -63,9 +65,11 @@ def train(config: TrainConfig, folder: MnistFolder, callbacks: Iterable[Callback
     on its 1/workers share of the training images with config.worker_batch samples per step; metrics are
     global.
     """
-    loop = _start(config, folder, CallbackList(callbacks), control_for(control, parallel), resume, parallel)
+    stopping = EarlyStopping.for_run(config, resume)  # first: its best weights are back before the others end
+    loop = _start(config, folder, CallbackList([stopping, *callbacks]), control_for(control, parallel), resume,
+                  parallel)
     done_epochs = resume.epoch if resume else 0
-    stopping = EarlyStopping.for_run(config, resume)
+    best = BestEpoch.for_run(resume)
     result = TrainResult("completed", loop.model.net, history=list(resume.history) if resume else [])
     # One iterator for all remaining epochs: a fresh order each epoch.
     iterator = loop.data.train.create_tuple_iterator(num_epochs=max(config.epochs - done_epochs, 1))
@@ -76,14 +80,13 @@ def train(config: TrainConfig, folder: MnistFolder, callbacks: Iterable[Callback
             result.status = tally.ended or result.status
             result.said, result.diverged_at_step = tally.said, tally.diverged_at_step
             break
-        result.history.append(_close_epoch(loop, epoch, tally, stopping))
-        if stopping.should_stop:
-            result.status, result.said = "early_stopped", stopping.message()
+        result.history.append(_close_epoch(loop, epoch, tally, best))
+        if (asker := loop.events.stop_asked()) is not None:
+            result.status, result.said = "early_stopped", asker.stop_message()
             loop.events.log(result.message)
             break
-    result.best_epoch = stopping.best_epoch
-    if result.status != "diverged":
-        stopping.restore_best(loop.model.net)
+    result.best_epoch = best.best_epoch
+    loop.events.train_end(loop.model.net, result.status)
     loop.model.net.set_train(False)
     return result
 
@@ -97,10 +100,14 @@ def _start(config: TrainConfig, folder: MnistFolder, events: CallbackList, contr
     data = prepare_data(config, folder, parallel, seed=config.seed + done_epochs)
     model = build_model(config, resume, parallel, data.steps_per_epoch)
     step = resume.step if resume else 0
-    loop = LoopState(config, data, model, events, control,
-                     StepClock(data.steps_per_epoch * config.epochs, resume.elapsed if resume else 0.0), parallel,
-                     step=step, first_step=step + 1,
-                     rates=LearningRates(model.optimizer, config.lr_changes, first_step=step + 1))
+    clock = StepClock(data.steps_per_epoch * config.epochs, resume.elapsed if resume else 0.0)
+    compiled: set[str] = set()
+    planner = StepPlanner(control, LearningRates(model.optimizer, config.lr_changes, first_step=step + 1), events,
+                          clock, k=getattr(model.step, "k", 1),  # a test may substitute a bare step
+                          validate_every=config.validate_every, validates=data.validation is not None,
+                          compiled=compiled)
+    loop = LoopState(config, data, model, events, clock, planner, parallel, step=step, first_step=step + 1,
+                     compiled=compiled)
     _announce(loop, resume)
     return loop
 
@@ -126,17 +133,18 @@ def _train_epoch(loop: LoopState, epoch: int, iterator) -> EpochTally:
     last_step = loop.step + loop.data.steps_per_epoch
     batches = iter(iterator)  # the shared iterator ends each pass at the epoch boundary
     while True:
-        if loop.step < last_step and wait_for_turn(loop, tally):  # (before sizing: a Step asks for singles)
+        turn = loop.planner.next_turn(loop.step, last_step)
+        tally.paused += turn.paused
+        if turn.stop:
             tally.ended, tally.said = "stopped", Message("stopped_at", {"step": loop.step})
             break
-        size = group_size(loop, last_step)
-        group = list(itertools.islice(batches, max(size, 1)))  # size 0: only the pass's end is left to read
+        group = list(itertools.islice(batches, max(turn.steps, 1)))  # 0 steps: only the pass's end is left to read
         for outcome in take_group(loop, group, last_step):
             if not _count(loop, epoch, tally, outcome):
                 break
-        if tally.ended or len(group) < max(size, 1):
+        if tally.ended or len(group) < max(turn.steps, 1):
             break
-        if _validation_due(loop, last_step):
+        if loop.planner.validation_due(loop.step, last_step):
             _validate_now(loop, epoch)
     return tally
 
@@ -161,19 +169,13 @@ def _count(loop: LoopState, epoch: int, tally: EpochTally, o: StepOutcome) -> bo
     return True
 
 
-def _validation_due(loop: LoopState, last_step: int) -> bool:
-    """Validation between epochs, every config.validate_every steps (the epoch's last step validates anyway)."""
-    every = loop.config.validate_every
-    return bool(every) and loop.data.validation is not None and loop.step % every == 0 and loop.step != last_step
-
-
 def _validate_now(loop: LoopState, epoch: int) -> None:
     val_loss, val_acc, _, _ = evaluate_batches(loop.model.eval_net, loop.data.validation)
     loop.model.net.set_train()
     loop.events.emit(ValidationEvent(loop.step, epoch, val_loss, val_acc))
 
 
-def _close_epoch(loop: LoopState, epoch: int, tally: EpochTally, stopping: EarlyStopping) -> EpochMetrics:
+def _close_epoch(loop: LoopState, epoch: int, tally: EpochTally, best: BestEpoch) -> EpochMetrics:
     """Validate, decide whether the epoch is the best so far, and report it (metrics, layer statistics,
     then on_epoch_end with the network)."""
     correct = tally.correct
@@ -186,7 +188,7 @@ def _close_epoch(loop: LoopState, epoch: int, tally: EpochTally, stopping: Early
     metrics = EpochMetrics(epoch=epoch, train_loss=tally.loss_sum / tally.seen, train_acc=correct / tally.seen,
                            val_loss=val_loss, val_acc=val_acc, epoch_seconds=seconds,
                            samples_per_s=tally.seen / max(seconds, 1e-9), elapsed=elapsed, step=loop.step,
-                           eta=loop.clock.eta(loop.step), best=stopping.update(epoch, val_loss, loop.model.net))
+                           eta=loop.clock.eta(loop.step), best=best.update(epoch, val_loss))
     loop.events.emit(metrics)
     # the validation curve's point at the epoch's end
     if loop.config.validate_every and val_loss is not None and val_acc is not None:

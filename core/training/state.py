@@ -1,7 +1,7 @@
 """What the loop carries from step to step: the run's state, an epoch's tally, one step's outcome."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -9,10 +9,9 @@ from core.config import TrainConfig
 from core.messages import Message
 from core.training.build import Model, TrainData
 from core.training.clock import StepClock
-from core.training.control import Control
 from core.training.events import CallbackList
-from core.training.learning_rate import LearningRates
 from core.training.parallel import Parallel
+from core.training.step_planner import StepPlanner
 
 __all__ = ["LoopState", "EpochTally", "StepOutcome"]
 
@@ -38,13 +37,12 @@ class LoopState:
     data: TrainData
     model: Model
     events: CallbackList
-    control: Control
     clock: StepClock
+    planner: StepPlanner
     parallel: Parallel | None
     step: int            # steps taken so far
     first_step: int      # the number of this session's first step (it compiles)
-    rates: LearningRates
-    compiled: set[str] = field(default_factory=set)  # the step graphs called so far (their first call compiles)
+    compiled: set[str]   # the step graphs called so far (their first call compiles); the planner reads it too
 
 
 @dataclass(frozen=True)

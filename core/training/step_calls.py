@@ -1,55 +1,14 @@
-"""Taking steps: how many the next graph call takes (K where nothing needs them one at a time: the lesson's
-Step ×n and slow motion, a learning-rate change, a validation and the epoch's last step take single steps), the
-wait before a call (pause, slow motion, a new learning rate), and the calls themselves, timed."""
+"""Taking steps: one graph call of K steps or single steps (how many is core.training.step_planner's answer),
+timed, the session's first call announced (it compiles)."""
 from __future__ import annotations
 
 import time
 
-from core.training.control import slow_down, wait_while_paused
 from core.training.events import Phase, PhaseEvent
-from core.training.state import EpochTally, LoopState, StepOutcome
+from core.training.state import LoopState, StepOutcome
 from core.training.steps import MultiStep
 
-__all__ = ["group_size", "wait_for_turn", "take_group"]
-
-
-def group_size(loop: LoopState, last_step: int) -> int:
-    """How many steps the next call takes: the step's K where nothing needs single steps, else 1; 0 when the
-    epoch's steps are all taken. Single steps: a Step ×n or slow motion under way, the epoch's last step
-    (it returns the gradients), and any group that a replayed learning-rate change or a validation would
-    fall inside of; and the run's first step (see below)."""
-    left = last_step - loop.step
-    k = getattr(loop.model.step, "k", 1)  # a test may substitute a bare step
-    if left <= 0:
-        return 0
-    if k <= 1 or left - 1 < k or loop.control.fine_grained() or "single" not in loop.compiled:
-        return 1  # the first step alone: its graph compiles ~3x faster than K steps (the epoch's end needs it
-        # anyway), so the first live step shows sooner
-    first, end = loop.step + 1, loop.step + k
-    change = loop.rates.next_change(first + 1)
-    every = loop.config.validate_every
-    if (change is not None and change <= end) or (every and loop.data.validation is not None
-                                                   and (first - 1) // every != (end - 1) // every):
-        return 1
-    return k
-
-
-def wait_for_turn(loop: LoopState, tally: EpochTally) -> bool:
-    """Before a step: wait while paused, then slow motion's delay (neither counts as training time), then take
-    a new learning rate. Whether the run is asked to stop."""
-    stop, paused = wait_while_paused(loop.control)
-    if not stop:
-        paused += slow_down(loop.control)
-        stop, more = wait_while_paused(loop.control)  # a pause asked for during the delay
-        paused += more
-    if paused:
-        tally.paused += paused
-        loop.clock.paused(paused)
-    if not stop:
-        change = loop.rates.before_step(loop.step + 1, loop.control)
-        if change is not None:
-            loop.events.emit(change)
-    return stop
+__all__ = ["take_group"]
 
 
 def take_group(loop: LoopState, group: list, last_step: int) -> list[StepOutcome]:

@@ -8,7 +8,7 @@ from core.model import checkpoint
 from core.model.checkpoint import CheckpointError
 from core.config import TrainConfig
 from core.model.networks import build_network
-from core.training.weights import snapshot
+from core.training.weight_arrays import snapshot
 
 
 def test_round_trip_is_bit_identical_and_carries_the_config(tmp_path):

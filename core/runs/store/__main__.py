@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 from core.messages import Explained
-from core.runs import sweep
+from core.runs import optuna_sweep as sweep
 from core.runs.store.arguments import add_store_arguments, open_store
 from core.runs.store.copy import copy_store
 from core.runs.store.migrate import current_revision

@@ -26,12 +26,12 @@ from core.runs.store.migrate import upgrade as migrate_to_head
 from core.runs.store.artifacts import Artifacts
 from core.runs.store.convert import to_run
 from core.runs.store.database import Database, database_url_setting, shown_url, sqlite_url
-from core.runs.store.metrics import MetricRecords
+from core.runs.store.metric_records import MetricRecords
 from core.runs.store.queue_records import QueueRecords
 from core.runs.store.run_records import RunRecords
 from core.runs.store.schema import RUN_TABLES, epochs, layer_stats, lr_changes, runs, steps, validations
 from core.runs.store.team_records import TeamRecords
-from core.training.control import MAX_STEP_DELAY_S
+from core.training.run_control import MAX_STEP_DELAY_S
 
 __all__ = ["DATA_DIR_ENV", "RunBusy", "RunGone", "StoreError", "RunStore", "default_data_dir"]
 

@@ -8,7 +8,7 @@ import streamlit as st
 from core.runs.rows import ACTIVE, Run
 from core.runs.store import RunStore
 from ui.format import STATUS_ICONS, fmt_duration, run_label
-from ui.i18n import status_word, t
+from ui.language import status_word, t
 from ui.live import IDLE_POLL_S, SIDEBAR_POLL_S, active_snapshot, run_snapshot
 from ui.queue_view import queue_line
 from ui.session import get_store

@@ -24,7 +24,7 @@ import streamlit as st
 from core.runs.actions import Actions, history
 from core.runs.people import LOCAL, MAX_NAME, NotAllowed, Person, claim_name, person
 from core.runs.rows import Run
-from ui.i18n import say, t
+from ui.language import say, t
 from ui.deployment import configured_password, oidc_configured
 from ui.session import get_store
 
