@@ -86,7 +86,7 @@ def draw_parallel(scored) -> None:
                                           for k, vals in codes.items()))
 
 
-scored = [r for r in runs if r.best_val_acc is not None]
+scored = [r for r in runs if r.best_val_acc is not None and not r.external]  # a script's settings are its own
 if len(scored) >= 2:
     st.subheader(t("compare.parallel"))
     # Drawn when asked: Plotly's parallel coordinates render with WebGL, 1.2-1.3 s of the browser's main thread
@@ -96,7 +96,11 @@ if len(scored) >= 2:
 
 # --- re-run ------------------------------------------------------------------------------------------------
 st.subheader(t("compare.rerun_header"))
-again = st.selectbox(t("compare.rerun_which"), chosen, key="rerun_which",
+studio_runs = [i for i in chosen if not by_id[i].external]  # a script of its own is run again by its owner
+if not studio_runs:
+    st.caption(t("compare.rerun_only_studio"))
+    st.stop()
+again = st.selectbox(t("compare.rerun_which"), studio_runs, key="rerun_which",
                      format_func=lambda i: run_label(by_id[i]))
 if st.button("🔁 " + t("compare.rerun"), key="rerun", help=t("train.queues_when_busy")):
     try:

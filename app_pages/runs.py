@@ -10,7 +10,7 @@ from core.model.checkpoint import CheckpointError
 from core.runs.store import RunBusy
 from ui.export_view import export_panel
 from ui.queue_view import queue_panel
-from ui.format import fmt_duration, readable, run_label
+from ui.format import fmt_duration, network_word, readable, run_label
 from ui.run_picker import with_local_checkpoint
 from ui.identity import actions, attempt, history_panel, owner_label
 from ui.text import literal
@@ -44,7 +44,8 @@ queue_panel(store, key="runs_queue")
 
 # The key figures, narrow enough for 1400 px at 150 % zoom; every setting is in the run's details below.
 table = pd.DataFrame([{
-    "name": r.name, "status": status_word(r.status), "network": label(r.config.network),
+    "name": r.name, "status": status_word(r.status),
+    "network": network_word(r) if r.external else label(r.config.network),
     "best val acc": r.best_val_acc, "epochs": f"{r.epoch}/{r.config.epochs}", "duration": fmt_duration(r.duration),
     "created": dt.datetime.fromtimestamp(r.created).strftime("%Y-%m-%d %H:%M"),
     "owner": f"{r.submitter} · {r.source}" if r.submitter else r.source,  # who, and from where
@@ -55,8 +56,14 @@ st.dataframe(table, hide_index=True, width="stretch",
                                                                           format="percent")})
 
 run = with_local_checkpoint(store, st.selectbox(t("train.run"), runs, format_func=run_label, key="runs_selected"))
-st.dataframe(pd.DataFrame([{t("runs.setting"): t(f"configure.f_{k}"), t("runs.value"): readable(v)}
-                           for k, v in run.config.to_dict().items()]), hide_index=True, width="stretch")
+if run.external:  # what its script passed, as it passed it: the studio's config would only be its defaults
+    st.caption(t("runs.script_settings"))
+    st.dataframe(pd.DataFrame([{t("runs.setting"): literal(str(k)), t("runs.value"): readable(v)}
+                               for k, v in (run.params or {}).items()], columns=[t("runs.setting"), t("runs.value")]),
+                 hide_index=True, width="stretch")
+else:
+    st.dataframe(pd.DataFrame([{t("runs.setting"): t(f"configure.f_{k}"), t("runs.value"): readable(v)}
+                               for k, v in run.config.to_dict().items()]), hide_index=True, width="stretch")
 st.caption(t("runs.run_id", run_id=run.id) + " · " + t("runs.owned_by", owner=literal(owner_label(run))))
 st.caption(say(run))
 a, b, c = st.columns(3)

@@ -29,11 +29,19 @@ def readable(value: object) -> str:
     return str(value)
 
 
+def network_word(run: Run) -> str:
+    """The run's network as lists name it: the studio's config's, or what an external run's script said."""
+    if run.external:
+        said = (run.params or {}).get("network") or (run.params or {}).get("model")
+        return str(said) if said else t("runs.script_network")
+    return run.config.network
+
+
 def run_choice_label(run: Run) -> str:
     """A run in a list that stays on screen while the run changes: what does not change (no status)."""
-    return f"{run.name} ({run.config.network} · {time.strftime('%Y-%m-%d %H:%M', time.localtime(run.created))})"
+    return f"{run.name} ({network_word(run)} · {time.strftime('%Y-%m-%d %H:%M', time.localtime(run.created))})"
 
 
 def run_label(run: Run) -> str:
     acc = t("common.val_acc_suffix", acc=run.best_val_acc) if run.best_val_acc is not None else ""
-    return f"{STATUS_ICONS.get(run.status, '')} {run.name} ({run.config.network}, {status_word(run.status)}{acc})"
+    return f"{STATUS_ICONS.get(run.status, '')} {run.name} ({network_word(run)}, {status_word(run.status)}{acc})"

@@ -115,6 +115,8 @@ def draw_header(view: RunView) -> tuple[HeaderState, CurveOptions]:
     st.subheader(f"{STATUS_ICONS.get(run.status, '')} {literal(run.name)} — {status_word(run.status)}")
     if run.submitter:
         st.caption(t("runs.owned_by", owner=literal(run.submitter)))
+    if run.external:
+        st.info(t("train.external", pid=run.pid or "?", host=literal(run.host or "?")))
     if run.active:
         controls(run)
         if not presenting():
@@ -123,8 +125,8 @@ def draw_header(view: RunView) -> tuple[HeaderState, CurveOptions]:
 
 
 def draw_lesson(view: RunView) -> None:
-    """Step, slow motion and a new learning rate for an active run."""
-    if view.run.active:
+    """Step, slow motion and a new learning rate for an active run the studio trains."""
+    if view.run.active and not view.run.external:
         pacing(view.run, view.learning_rate)
 
 
@@ -187,7 +189,7 @@ def _outcome(store: RunStore, run: Run) -> None:
         st.error(f"{status_word(run.status)}: {say(run)}")
     if run.checkpoint:
         st.caption(t("train.checkpoint", path=code(run.checkpoint)))
-    if run.status in RESUMABLE and run.epoch < run.config.epochs:
+    if run.status in RESUMABLE and run.epoch < run.config.epochs and not run.external:
         _resume_button(store, run)
 
 

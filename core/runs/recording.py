@@ -6,6 +6,7 @@ whose coordinating process is gone.
 """
 from __future__ import annotations
 
+import math
 import os
 import socket
 import time
@@ -86,9 +87,12 @@ class StoreRecorder(Callback):
 
 
 def epoch_line(m: EpochMetrics) -> str:
-    val = "" if m.val_acc is None else f"  val loss {m.val_loss:.4f}  val acc {m.val_acc:.4f}"
-    return (f"epoch {m.epoch}: train loss {m.train_loss:.4f}  train acc {m.train_acc:.4f}{val}  "
-            f"({m.epoch_seconds:.1f} s, {m.samples_per_s:.0f} samples/s)")
+    """An epoch in the run's log; a tracked script's epoch may lack accuracy, time or speed."""
+    acc = f"  train acc {m.train_acc:.4f}" if m.train_acc is not None and math.isfinite(m.train_acc) else ""
+    val = "" if m.val_acc is None or m.val_loss is None else f"  val loss {m.val_loss:.4f}  val acc {m.val_acc:.4f}"
+    timing = ("" if m.epoch_seconds is None else f"  ({m.epoch_seconds:.1f} s"
+              + ("" if m.samples_per_s is None else f", {m.samples_per_s:.0f} samples/s") + ")")
+    return f"epoch {m.epoch}: train loss {m.train_loss:.4f}{acc}{val}{timing}"
 
 
 class StoreControl(Control, Callback):

@@ -12,8 +12,8 @@ from enum import StrEnum
 from core.config import TrainConfig
 from core.messages import Message
 
-__all__ = ["Status", "Request", "ACTIVE", "FINISHED", "RESUMABLE", "RANK_ALIVE", "QUEUED", "Run", "RequestNotice",
-           "StepRow", "LogLine", "RankRow", "HistoryLine", "DrawingRow", "SweepRow", "QueueState"]
+__all__ = ["Status", "Request", "ACTIVE", "FINISHED", "RESUMABLE", "RANK_ALIVE", "QUEUED", "EXTERNAL", "Run",
+           "RequestNotice", "StepRow", "LogLine", "RankRow", "HistoryLine", "DrawingRow", "SweepRow", "QueueState"]
 
 class Status(StrEnum):
     """Where a run is: queued, then active (starting, running, paused), then finished in one way. A StrEnum:
@@ -44,6 +44,7 @@ QUEUED = Status.QUEUED
 FINISHED = (Status.COMPLETED, Status.EARLY_STOPPED, Status.STOPPED, Status.DIVERGED, Status.FAILED,
             Status.INTERRUPTED, Status.CANCELLED, Status.PRUNED)
 RESUMABLE = (Status.STOPPED, Status.FAILED, Status.INTERRUPTED)  # with a checkpoint; diverged: a new rate
+EXTERNAL = "external"  # the source of a run a script of its own records (core/track.py)
 RANK_ALIVE = ("starting", "training")             # a rank in these states should have a live process
 
 
@@ -85,6 +86,13 @@ class Run:
     executor: str | None = None      # where it trains when not on this host: "dask:<task key>" (dask_executor.py)
     checkpoint_epoch: int | None = None  # the epoch its checkpoint holds
     host: str | None = None          # the host its pid lives on
+    params: dict | None = None       # an external run's own settings, as its script passed them (core/track.py)
+
+    @property
+    def external(self) -> bool:
+        """Trained by a script of its own (core.track), not by the studio: the studio can pause or stop it only
+        where the script asks run.should_stop()."""
+        return self.source == EXTERNAL
 
     @property
     def remote(self) -> bool:

@@ -65,7 +65,7 @@ class EpochMetrics:
     handler: ClassVar[str] = "on_epoch"
     epoch: int
     train_loss: float
-    train_acc: float
+    train_acc: float | None   # None: a tracked script that did not say (core/track.py)
     val_loss: float | None = None
     val_acc: float | None = None
     epoch_seconds: float | None = None

@@ -1,6 +1,7 @@
 """From a database row to the typed rows the store returns (core/runs/rows.py)."""
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 
 from core.config import TrainConfig
@@ -15,6 +16,7 @@ def to_run(row: Mapping) -> Run:
     d["config"] = TrainConfig.from_json(d["config"])
     d["said"] = Message.from_json(d.get("said"))
     d["status"], d["request"] = Status(d["status"]), Request(d["request"])
+    d["params"] = json.loads(d["params"]) if d.get("params") else None
     return Run(**d)
 
 

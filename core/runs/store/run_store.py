@@ -139,7 +139,7 @@ class RunStore(MetricRecords, QueueRecords, TeamRecords, RunRecords, Artifacts):
                     raise ExplainedValueError("queue_full_for_person", n=waiting, env="STUDIO_MAX_QUEUED_PER_PERSON")
             conn.execute(insert(runs).values(id=run_id, name=name or f"{config.network}-{run_id[9:15]}", source=source,
                                              config=config.to_json(), status=status, created=time.time(),
-                                             total_steps=0, **extra))
+                                             **{"total_steps": 0, **extra}))
         return run_id
 
     def get(self, run_id: str) -> Run | None:
@@ -218,6 +218,8 @@ class RunStore(MetricRecords, QueueRecords, TeamRecords, RunRecords, Artifacts):
 
     def resumable(self, run: Run) -> Message | None:
         """Why this run cannot be resumed, or None when it can."""
+        if run.external:
+            return Message("not_resumable_external")
         if run.status not in RESUMABLE:
             return Message("not_resumable_diverged" if run.status == "diverged" else "not_resumable",
                            {"status": run.status})

@@ -51,6 +51,7 @@ runs = Table(
     Column("trial_seed", Integer),
     Column("executor", Text),             # runs on Dask workers
     Column("checkpoint_epoch", Integer),
+    Column("params", Text),               # a tracked script's own settings (JSON; core/track.py)
     Index("runs_status", "status"),
     Index("runs_sweep", "sweep"),
 )
