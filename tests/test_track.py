@@ -80,10 +80,10 @@ def test_a_value_and_grad_loop_with_track_run_records_its_run_and_stops_and_paus
 
 
 def test_a_script_that_fails_or_is_killed_is_said_so_and_takes_no_queue_slot(store, small_mnist):
-    with pytest.raises(ZeroDivisionError):
-        with track_run(name="broken", config={"learning_rate": 0.1}, store=store) as tracked:
-            tracked.log_step(2.5)
-            1 / 0
+    with pytest.raises(ZeroDivisionError), track_run(name="broken", config={"learning_rate": 0.1},
+                                                     store=store) as tracked:
+        tracked.log_step(2.5)
+        tracked.log_step(2.5 / 0)
     broken = store.get(tracked.id)
     assert broken.status == "failed" and broken.message == "the script failed: ZeroDivisionError: division by zero"
     proc = script("mlp_value_and_grad.py", store, small_mnist, "--epochs", "200", "--name", "killed")
