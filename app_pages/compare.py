@@ -14,6 +14,7 @@ from ui.language import say, status_word, t
 from ui.session import get_store
 from ui.text import plot_text
 from ui.present import for_room
+from ui.records_view import records_download
 
 st.title("⚖️ " + t("compare.title"))
 store = get_store()
@@ -72,6 +73,9 @@ st.caption(t("compare.differ", names=", ".join(sorted(differ_names)) or t("compa
 st.dataframe(table.astype(str).style.apply(
     lambda row: ["background-color: rgba(242, 153, 74, 0.35)" if row.name in differ_names else "" for _ in row],
     axis=1), width="stretch")
+
+with st.expander(t("records.header")):
+    records_download(store, selected, key="records_compare")
 
 # --- hyper-parameters vs validation accuracy -------------------------------------------------------------------
 def draw_parallel(scored) -> None:

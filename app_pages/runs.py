@@ -10,6 +10,7 @@ from core.model.checkpoint import CheckpointError
 from core.runs.store import RunBusy
 from ui.export_view import export_panel
 from ui.queue_view import queue_panel
+from ui.records_view import records_download
 from ui.format import fmt_duration, network_word, readable, run_label
 from ui.run_picker import with_local_checkpoint
 from ui.identity import actions, attempt, history_panel, owner_label
@@ -94,6 +95,9 @@ with c:
                 st.rerun()
         except RunBusy as e:
             st.error(say(e))
+
+with st.expander(t("records.header")):
+    records_download(store, [run], key="records_run")
 
 if actions().person.admin:  # who did what (the one person of a local server is its admin)
     history_panel(store)

@@ -5,7 +5,9 @@ that prints figures, not a test).
 
 Each commit is checked out in a temporary git worktree (AFTER defaults to HEAD); per round, each network is
 trained once by each commit's `python -m core.cli.train` (its defaults, a fresh store), interleaved; samples/s over
-the epochs after the first, read from the store. Appends to bench/results/ab_commits.json (date, versions).
+the epochs after the first, read from the store; and AFTER / BEFORE per round (the two runs of a round are taken
+one after the other, so the machine's drift over the benchmark cancels) with their median. Appends to
+bench/results/ab_commits.json (date, versions).
 """
 from __future__ import annotations
 
@@ -52,9 +54,16 @@ def main() -> None:
              "runs": [round(x) for x in v]} for n, by in figures.items() for c, v in by.items()]
     for r in rows:
         print(f"{r['network']:6} {r['commit']:12} median {r['median_samples_per_s']:8,} {r['runs']}")
+    # The machine's speed drifts over a long benchmark: each round's two runs, taken one after the other, are
+    # the fair pair. AFTER's samples/s over BEFORE's, per round, and their median.
+    before, after = trees
+    ratios = {n: [round(a / b, 3) for a, b in zip(by[after], by[before], strict=True)] for n, by in figures.items()}
+    for n, r in ratios.items():
+        print(f"{n:6} {after} / {before} per round {r}, median {statistics.median(r):.3f}")
     path = ROOT / "bench" / "results" / "ab_commits.json"
     runs = json.loads(path.read_text()) if path.exists() else []
     runs.append({"command": "python -m bench.ab_commits " + " ".join(sys.argv[1:]), "rows": rows,
+                 "ratios_per_round": ratios,
                  "commits": {c: subprocess.run(["git", "rev-parse", "--short", c], cwd=ROOT, capture_output=True,
                                                text=True).stdout.strip() for c in trees},
                  **stamp(), "epochs": args.epochs, "reps": args.reps})

@@ -42,13 +42,14 @@ def trained_lenet5(tmp_path_factory, small_mnist):
 def test_an_onnx_file_of_a_trained_network_is_valid_onnx_and_onnx_runtime_reads_the_test_images_as_mindspore(
         request, tmp_path, network, small_mnist):
     """The file parsed by `onnx` (its checker, the graph's operators, every weight as an initializer) and run by
-    ONNX Runtime directly, batch of one, on 500 real test images: the same digits as MindSpore's own prediction
-    from the checkpoint, probabilities within 1e-4."""
+    ONNX Runtime directly on 500 real test images as raw 0-255 pixels in one batch (and a batch of one): the same
+    digits as MindSpore's own prediction from the checkpoint, probabilities within 1e-4; its metadata says the
+    preprocessing inside it."""
     import onnx
     import onnxruntime as ort
 
     from core.data.folders import load_arrays, validate_mnist_dir
-    from core.data.pipeline import preprocess_numpy
+    from core.data.pipeline import MEAN, STD
     from core.model.metrics import softmax
     ckpt = request.getfixturevalue("trained_lenet5" if network == "lenet5" else "trained_ckpt")
     path = model_service.export(ckpt, "onnx", tmp_path / "out")
@@ -56,16 +57,24 @@ def test_an_onnx_file_of_a_trained_network_is_valid_onnx_and_onnx_runtime_reads_
     onnx.checker.check_model(graph, full_check=True)
     ops = {node.op_type for node in graph.graph.node}
     assert ({"Conv", "MaxPool"} <= ops) == (network == "lenet5") and ops & {"Gemm", "MatMul"}, ops
-    n_weights = sum(int(np.prod(t.dims)) for t in graph.graph.initializer)
+    n_weights = sum(int(np.prod(t.dims)) for t in graph.graph.initializer if t.dims)  # not the scalar mean, std
     assert n_weights == sum(p.size for p in checkpoint.load(ckpt).net.get_parameters())
 
     images, labels = load_arrays(validate_mnist_dir(small_mnist), "test")
     session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
-    x, name = preprocess_numpy(images), session.get_inputs()[0].name
-    got = softmax(np.concatenate([session.run(None, {name: x[i:i + 1]})[0] for i in range(len(x))]))
+    (given,) = session.get_inputs()
+    assert given.shape == ["batch", 1, 28, 28]  # any batch
+    raw = images.astype(np.float32)[:, None]  # raw 0-255 pixels, as a user of the file has them: it normalises
+    got = softmax(session.run(None, {given.name: raw})[0])
     expected = model_service.predict(ckpt, images)
     assert len(got) == 500 and (got.argmax(1) == expected.argmax(1)).all()
     np.testing.assert_allclose(got, expected, atol=1e-4)
+    one = softmax(session.run(None, {given.name: raw[:1]})[0])  # and a batch of one
+    np.testing.assert_allclose(one, expected[:1], atol=1e-4)
+    meta = {p.key: p.value for p in graph.metadata_props}
+    assert (meta["mean"], meta["std"], meta["scale"]) == (str(MEAN), str(STD), "1/255")
+    assert "NCHW" in meta["layout"] and "0-255" in meta["input"]
+    assert TrainConfig.from_json(meta["studio_config"]) == checkpoint.load(ckpt).config
     assert (got.argmax(1) == labels).mean() > 0.7  # a trained network, not a constant one
 
 
@@ -83,7 +92,9 @@ def test_runs_page_exports_and_offers_the_file(with_run):
     at.button(key="export").click().run()
     assert not at.exception, [e.value for e in at.exception]
     assert (store_.export_dir(run_id) / "model.mindir").exists()
-    assert any(b.label.startswith("⬇️ Download model.mindir") for b in at.get("download_button"))
+    name = store_.get(run_id).name.replace(" ", "_") + ".mindir"  # the run's name: what the button says and saves
+    assert any(b.label == f"⬇️ Download {name}" for b in at.get("download_button"))
+    assert any(f'ms.load("{name}")' in c.value for c in at.code)  # predict.py beside it, for that file
 
 
 @pytest.mark.parametrize("fmt", ["onnx", "mindir"])
@@ -138,3 +149,31 @@ def test_only_the_owner_or_an_admin_exports_a_run(with_run):
     assert Actions(store_, person("ann", proven=False)).export(run, "onnx")
     assert [(h.who, h.action, h.allowed) for h in store_.history()][:2] == [("ann", "export", True),
                                                                            ("bob", "export", False)]
+
+
+def test_the_exports_preprocessing_is_the_trainings():
+    from core.data import pipeline
+    from core.model import export as exporting
+    assert (exporting.MEAN, exporting.STD) == (pipeline.MEAN, pipeline.STD)
+
+
+@pytest.mark.parametrize("fmt", ["onnx", "mindir"])
+def test_the_predict_script_shown_beside_the_download_reads_a_png_as_the_studio_does(tmp_path, trained_ckpt, fmt,
+                                                                                    shared_mnist):
+    """predict.py, as the Runs page shows it, run as a user runs it on a PNG of a test digit next to the file."""
+    import subprocess
+    import sys
+
+    from PIL import Image
+
+    from core.model.export import predict_script
+    image = read_images(shared_mnist / "test" / "t10k-images-idx3-ubyte")[7]
+    Image.fromarray(image).save(tmp_path / "digit.png")
+    path = model_service.export(trained_ckpt, fmt, tmp_path / "out")
+    (tmp_path / f"my-run{path.suffix}").write_bytes(path.read_bytes())
+    (tmp_path / "predict.py").write_text(predict_script(fmt, f"my-run{path.suffix}"))
+    done = subprocess.run([sys.executable, "predict.py", "digit.png"], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr
+    expected = model_service.predict(trained_ckpt, image[None])[0]
+    assert done.stdout.strip().splitlines()[-1] == f"digit {expected.argmax()} ({expected.max():.0%})"

@@ -10,7 +10,7 @@ from core.app import model_service
 from core.data.idx import DataError
 from core.data.folders import load_arrays, validate_mnist_dir
 from core.model.checkpoint import CheckpointError
-from core.model.export import FORMATS
+from core.model.export import FORMATS, predict_script
 from core.runs.finetune import evaluation_split
 from core.runs.rows import Run
 from core.runs.store import RunStore
@@ -40,9 +40,11 @@ def export_panel(store: RunStore, run: Run) -> None:
     for line in st.session_state.get("export_checks", []):
         (st.success if line[0] else st.error)(line[1])
     st.caption(t("runs.netron"))
-    st.download_button("⬇️ " + t("runs.download_file", name=done[2].name), done[2].read_bytes(),
-                       file_name=f"{run.name.replace(' ', '_').replace('/', '_')}{done[2].suffix}",
+    name = f"{run.name.replace(' ', '_').replace('/', '_')}{done[2].suffix}"  # the name the button says
+    st.download_button("⬇️ " + t("runs.download_file", name=name), done[2].read_bytes(), file_name=name,
                        key="download_export")
+    st.caption(t("runs.predict_script"))
+    st.code(predict_script(fmt, name), language="python")
 
 
 def _checks(run: Run, fmt: str, path: Path) -> list[tuple[bool, str]]:

@@ -42,22 +42,21 @@ def refuse_unexportable(net, fmt: str) -> None:
 
 
 def predict_exported(path: str | os.PathLike, fmt: str, images: np.ndarray) -> np.ndarray:
-    """Class probabilities of uint8 images (N, 28, 28) from an exported file, one image at a time: the file
-    was exported for a batch of one."""
-    from core.data.pipeline import preprocess_numpy  # deferred: MindSpore (also for ms.load below)
-    x = preprocess_numpy(images)
+    """Class probabilities of uint8 images (N, 28, 28) from an exported file, all in one batch, fed as a user of
+    the file feeds it: raw 0-255 pixels, float32 (N, 1, 28, 28) — the file does the preprocessing."""
+    x = images.astype(np.float32)[:, None, :, :]
+    if not len(x):
+        return np.zeros((0, 10), np.float32)
     if fmt == "onnx":
-        import onnxruntime as ort
+        import onnxruntime as ort  # deferred: ONNX Runtime loads only to check an ONNX file
         session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
-        name = session.get_inputs()[0].name
-        logits = [session.run(None, {name: x[i:i + 1]})[0] for i in range(len(x))]
+        logits = session.run(None, {session.get_inputs()[0].name: x})[0]
     elif fmt == "mindir":
-        import mindspore as ms
-        cell = ms.nn.GraphCell(ms.load(str(path)))
-        logits = [cell(ms.Tensor(x[i:i + 1])).asnumpy() for i in range(len(x))]
+        import mindspore as ms  # deferred: MindSpore
+        logits = ms.nn.GraphCell(ms.load(str(path)))(ms.Tensor(x)).asnumpy()
     else:
         raise ValueError(f"unknown export format {fmt!r}")
-    return softmax(np.concatenate(logits)) if logits else np.zeros((0, 10), np.float32)
+    return softmax(logits)
 
 
 def agreement(fmt: str, reference: np.ndarray, exported: np.ndarray) -> Agreement:

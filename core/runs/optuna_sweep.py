@@ -284,7 +284,10 @@ def _advance(store: RunStore, sweep_id: str, spec: SweepSpec | None, submitter: 
     limit = min(spec.planned_trials, ASK_AT_ONCE) if spec.sampler != "tpe" else max(RunQueue(store).slots, 1)
     while asked < spec.planned_trials and open_trials < limit and new < ASK_AT_ONCE:
         trial = study.ask(_distributions(spec))
-        _queue_group(store, sweep_id, spec, trial.number, _settings(spec, trial.params), submitter or "")
+        settings = _settings(spec, trial.params)
+        for name, value in settings.items():  # the values themselves, for Optuna's own dashboard and API: a list's
+            trial.set_user_attr(name, list(value) if isinstance(value, tuple) else value)  # param is its index
+        _queue_group(store, sweep_id, spec, trial.number, settings, submitter or "")
         asked, open_trials, new = asked + 1, open_trials + 1, new + 1
     if asked >= spec.planned_trials and open_trials == 0:
         store.set_sweep_status(sweep_id, "done")

@@ -1,0 +1,207 @@
+"""A self-contained HTML report of one run, or of several side by side: its curves as interactive Plotly charts
+(plotly.js inside the file), the settings (the ones that differ between runs marked), the results, and for one
+run with a checkpoint its confusion matrix and most confident mistakes on a split of a MNIST folder. It opens
+offline in any browser, without the studio: a report to send to someone who has no access to the server."""
+from __future__ import annotations
+
+import base64
+import html
+import io
+import json
+import time
+from dataclasses import dataclass
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.offline import get_plotlyjs
+from plotly.subplots import make_subplots
+from PIL import Image
+
+from core.app import model_service
+from core.app.run_tables import RunTables, stacked
+from core.data.folders import load_arrays, validate_mnist_dir
+from core.model.metrics import Report
+from core.runs.store import RunStore
+
+__all__ = ["Evaluation", "html_report", "evaluation_of"]
+
+COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f")
+SMOOTHING = 0.8  # as the Train page's default
+MISTAKES_SHOWN = 24
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """A run's checkpoint scored on a split, with the images of its mistakes."""
+    report: Report
+    split: str                 # test | validation
+    folder: str
+    images: np.ndarray         # (N, 28, 28) uint8, the split file's images (indexed by report.sample_ids)
+
+
+def evaluation_of(store: RunStore, run_id: str, data_dir: str) -> Evaluation | None:
+    """The run's checkpoint on data_dir's test split (its validation split when the folder has no test split);
+    None when the run has no checkpoint the studio can read."""
+    from core.model.checkpoint import CheckpointError  # deferred: MindSpore, for a report with an evaluation only
+
+    path = store.checkpoint_file(store.existing(run_id))
+    if path is None:
+        return None
+    folder = validate_mnist_dir(data_dir)
+    split = "test" if folder.has_test else "validation"
+    try:
+        report = model_service.evaluate(path, str(folder.root), split)
+    except CheckpointError:
+        return None  # a script's network of its own: kept, not readable by the studio
+    images, _ = load_arrays(folder, "test" if split == "test" else "train")
+    return Evaluation(report, split, str(folder.root), images)
+
+
+def html_report(store: RunStore, run_ids: list[str], evaluation: Evaluation | None = None) -> str:
+    """The report's HTML (one file, no network needed to open it)."""
+    t = stacked(store, run_ids)
+    names = {row.run_id: row.name for row in t.runs.itertuples()}
+    title = (f"Run {names[run_ids[0]]}" if len(run_ids) == 1
+             else "Comparison of " + ", ".join(names[i] for i in run_ids))
+    parts = [f"<h1>{_e(title)}</h1>",
+             f"<p class='muted'>MindSpore Training Studio · report written {time.strftime('%Y-%m-%d %H:%M %Z')}</p>",
+             _results(t), _figure(_curves(t, run_ids, names), "curves"), _settings(t)]
+    if evaluation is not None:
+        parts += [_evaluation(evaluation)]
+    parts += [_log(store, run_ids[0]) if len(run_ids) == 1 else ""]
+    return _page(title, "\n".join(parts))
+
+
+def _e(value) -> str:
+    """A value as the report shows it, escaped: floats to 4 significant digits, nothing as a dash."""
+    if value is None or value != value:
+        return "–"
+    return html.escape(f"{value:.4g}" if isinstance(value, float) else str(value))
+
+
+def _page(title: str, body: str) -> str:
+    return f"""<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>{_e(title)}</title>
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<style>
+body {{ font-family: system-ui, sans-serif; margin: 2em auto; max-width: 1200px; padding: 0 1em; color: #222; }}
+table {{ border-collapse: collapse; margin: 1em 0; }} td, th {{ border: 1px solid #ddd; padding: .3em .6em; }}
+th {{ background: #f4f4f4; text-align: left; }} tr.differs td {{ background: rgba(242, 153, 74, .35); }}
+.muted {{ color: #777; }} pre {{ background: #f7f7f7; padding: 1em; overflow-x: auto; max-height: 30em; }}
+.mistakes {{ display: flex; flex-wrap: wrap; gap: .8em; }} .mistakes figure {{ margin: 0; text-align: center; }}
+.mistakes img {{ width: 84px; height: 84px; image-rendering: pixelated; border: 1px solid #ccc; }}
+</style>
+<script>{get_plotlyjs()}</script>
+</head><body>
+{body}
+</body></html>
+"""
+
+
+def _figure(fig: go.Figure, div_id: str) -> str:
+    return fig.to_html(full_html=False, include_plotlyjs=False, div_id=div_id,
+                       config={"displaylogo": False, "responsive": True})
+
+
+def _smoothed(values: list[float]) -> list[float]:
+    """The Train page's smoothing: an exponential moving average, debiased at the start."""
+    out, avg = [], 0.0
+    for i, v in enumerate(values, 1):
+        avg = SMOOTHING * avg + (1 - SMOOTHING) * v
+        out.append(avg / (1 - SMOOTHING ** i))
+    return out
+
+
+def _curves(t: RunTables, run_ids: list[str], names: dict) -> go.Figure:
+    fig = make_subplots(rows=1, cols=3, subplot_titles=("step loss", "epoch loss", "accuracy"))
+    for i, run_id in enumerate(run_ids):
+        colour, name = COLOURS[i % len(COLOURS)], names[run_id]
+        steps = t.steps[t.steps.run_id == run_id].dropna(subset=["loss"])
+        fig.add_trace(go.Scatter(x=steps.step, y=steps.loss, name=f"{name} · step loss", opacity=.3,
+                                 line=dict(color=colour, width=1), legendgroup=run_id), 1, 1)
+        fig.add_trace(go.Scatter(x=steps.step, y=_smoothed(steps.loss.tolist()), name=f"{name} · smoothed",
+                                 line=dict(color=colour), legendgroup=run_id), 1, 1)
+        epochs = t.epochs[t.epochs.run_id == run_id]
+        for column, col, dash in (("train_loss", 2, "solid"), ("val_loss", 2, "dot"), ("train_acc", 3, "solid"),
+                                  ("val_acc", 3, "dot")):
+            if epochs[column].notna().any():
+                fig.add_trace(go.Scatter(x=epochs.epoch, y=epochs[column], name=f"{name} · {column}",
+                                         mode="lines+markers", line=dict(color=colour, dash=dash),
+                                         legendgroup=run_id), 1, col)
+    fig.update_xaxes(title_text="step", row=1, col=1)
+    fig.update_xaxes(title_text="epoch", dtick=1, row=1, col=2)
+    fig.update_xaxes(title_text="epoch", dtick=1, row=1, col=3)
+    fig.update_yaxes(tickformat=".0%", row=1, col=3)
+    fig.update_layout(height=420, hovermode="x unified", hoverlabel=dict(namelength=-1),
+                      legend=dict(orientation="h", y=-0.2),
+                      margin=dict(l=40, r=20, t=40, b=40))
+    return fig
+
+
+def _table(header: list[str], rows: list[tuple[list, bool]]) -> str:
+    head = "".join(f"<th>{_e(h)}</th>" for h in header)
+    body = "".join(f"<tr{' class=differs' if marked else ''}>" + "".join(f"<td>{_e(c)}</td>" for c in cells)
+                   + "</tr>" for cells, marked in rows)
+    return f"<table><tr>{head}</tr>{body}</table>"
+
+
+def _percent(value) -> str | None:
+    return None if value is None or value != value else f"{value:.2%}"
+
+
+def _results(t: RunTables) -> str:
+    rows = [([r.name, r.status, r.source, r.owner or None, r.epochs_done, r.steps_done, _percent(r.best_val_acc),
+              None if r.best_val_loss != r.best_val_loss else r.best_val_loss, r.best_epoch,
+              _duration(r.started, r.finished), r.message], False) for r in t.runs.itertuples()]
+    return "<h2>Results</h2>" + _table(["run", "status", "source", "owner", "epochs", "steps", "best val acc",
+                                         "best val loss", "best epoch", "duration", "how it ended"], rows)
+
+
+def _duration(started, finished) -> str | None:
+    if started is None or finished is None or started != started or finished != finished:
+        return None
+    s = int(round(finished - started))
+    return f"{s // 60}:{s % 60:02d}"
+
+
+def _settings(t: RunTables) -> str:
+    settings = [json.loads(r.script_settings) if r.script_settings else json.loads(r.config)
+                for r in t.runs.itertuples()]
+    keys = list(dict.fromkeys(k for s in settings for k in s))
+    rows = []
+    for k in keys:
+        values = [s.get(k) for s in settings]
+        rows.append(([k, *values], len({json.dumps(v, sort_keys=True, default=str) for v in values}) > 1))
+    note = "<p class='muted'>Marked: the settings that differ.</p>" if len(settings) > 1 else ""
+    return "<h2>Settings</h2>" + note + _table(["setting", *t.runs.name.tolist()], rows)
+
+
+def _png(image: np.ndarray) -> str:
+    buffer = io.BytesIO()
+    Image.fromarray(image.astype(np.uint8)).save(buffer, format="PNG")
+    return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode()
+
+
+def _evaluation(ev: Evaluation) -> str:
+    r = ev.report
+    fig = go.Figure(go.Heatmap(z=r.confusion, x=list(range(10)), y=list(range(10)), colorscale="Blues",
+                               text=r.confusion, texttemplate="%{text}", hovertemplate="true %{y} → predicted %{x}:"
+                               " %{z}<extra></extra>"))
+    fig.update_layout(height=480, width=520, xaxis_title="predicted", yaxis_title="true",
+                      yaxis_autorange="reversed", xaxis=dict(dtick=1), yaxis=dict(dtick=1),
+                      margin=dict(l=40, r=20, t=20, b=40))
+    mistakes = "".join(
+        f"<figure><img alt='true {r.labels[p]}, read as {r.predicted[p]}' src='{_png(ev.images[r.sample_ids[p]])}'>"
+        f"<figcaption>{r.labels[p]} → {r.predicted[p]} ({r.probabilities[p, r.predicted[p]]:.0%})</figcaption>"
+        "</figure>" for p in r.misclassified[:MISTAKES_SHOWN])
+    return (f"<h2>Evaluation on the {ev.split} split</h2>"
+            f"<p>{_e(ev.folder)}: accuracy <b>{r.accuracy:.2%}</b>, loss {r.loss:.4f}, "
+            f"{len(r.misclassified)} of {len(r.labels)} misread.</p>"
+            + _figure(fig, "confusion") + "<h3>Most confident mistakes</h3>"
+            + f"<div class='mistakes'>{mistakes}</div>")
+
+
+def _log(store: RunStore, run_id: str) -> str:
+    lines = store.logs(run_id, limit=200)
+    text = "\n".join(f"{time.strftime('%H:%M:%S', time.localtime(line.t))}  {line.message}" for line in lines)
+    return f"<h2>Log</h2><pre>{_e(text)}</pre>"

@@ -1,0 +1,66 @@
+"""Runs and Compare pages: a run's records, or several runs', out of the studio as files other tools read —
+CSV or Parquet tables, TensorBoard event files, a self-contained HTML report (core/app/run_export.py)."""
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+import streamlit as st
+
+from core.app.html_report import Evaluation, evaluation_of
+from core.app.run_export import export_runs, zipped
+from core.app.tensorboard_events import run_folder_name
+from core.data.idx import DataError
+from core.messages import Explained
+from core.runs.rows import Run
+from core.runs.store import RunStore
+from ui.language import say, t
+
+__all__ = ["RECORD_FORMATS", "records_download"]
+
+RECORD_FORMATS = ("html", "csv", "parquet", "tensorboard")
+
+
+def records_download(store: RunStore, runs: list[Run], key: str) -> None:
+    """Choose a format, prepare the file (it is made when asked: a report embeds plotly.js), download it."""
+    fmt = st.radio(t("records.format"), RECORD_FORMATS, horizontal=True, key=f"{key}_format",
+                   format_func=lambda f: t(f"records.format_{f}"))
+    st.caption(t(f"records.holds_{fmt}"))
+    wanted = (tuple(r.id for r in runs), fmt, tuple(r.step for r in runs), tuple(str(r.status) for r in runs))
+    if st.button("📤 " + t("records.prepare"), key=f"{key}_prepare"):
+        try:
+            with st.spinner(t("records.preparing")):
+                st.session_state[key] = (wanted, _prepare(store, runs, fmt))
+        except (Explained, OSError, ValueError) as e:
+            st.error(t("records.failed", error=say(e)))
+    ready = st.session_state.get(key)
+    if ready and ready[0] == wanted:  # made for these runs as they are now, in this format
+        data, name, mime = ready[1]
+        st.download_button("⬇️ " + t("records.download", name=name), data, file_name=name, mime=mime,
+                           key=f"{key}_download")
+
+
+def _prepare(store: RunStore, runs: list[Run], fmt: str) -> tuple[bytes, str, str]:
+    """(the file's bytes, its name, its MIME type)."""
+    ids = [r.id for r in runs]
+    stem = run_folder_name(runs[0].name, runs[0].id) if len(runs) == 1 else f"comparison-of-{len(runs)}-runs"
+    with tempfile.TemporaryDirectory() as tmp:
+        if fmt == "html":
+            out = Path(tmp) / "report.html"
+            export_runs(store, ids, fmt, out, _evaluation(store, runs))
+            return out.read_bytes(), f"{stem}-report.html", "text/html"
+        export_runs(store, ids, fmt, tmp)
+        return zipped(tmp), f"{stem}-{fmt}.zip", "application/zip"
+
+
+def _evaluation(store: RunStore, runs: list[Run]) -> Evaluation | None:
+    """One studio run's checkpoint on its own data folder (its test split, else its validation split); said
+    and left out of the report when that folder cannot be read here."""
+    run = runs[0]
+    if len(runs) != 1 or not run.checkpoint or run.external:
+        return None
+    try:
+        return evaluation_of(store, run.id, run.config.data_dir)
+    except DataError as e:
+        st.caption(t("records.no_evaluation", error=say(e)))
+        return None
