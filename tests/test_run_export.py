@@ -128,3 +128,25 @@ def test_the_compare_page_prepares_a_comparison_report(trained, monkeypatch):
     at.button(key="records_compare_prepare").click().run()
     assert not at.exception, [e.value for e in at.exception]
     assert "⬇️ Download comparison-of-2-runs-report.html" in [b.label for b in at.get("download_button")]
+
+
+def test_mlflow_reads_back_each_runs_settings_metrics_and_how_it_ended(trained, tmp_path):
+    from mlflow import MlflowClient
+
+    from core.app.mlflow_runs import EXPERIMENT
+    runs = trained.list_runs()
+    db = tmp_path / "mlflow.db"
+    p = export(trained, *[r.id for r in runs], "--format", "mlflow", "--out", str(db))
+    assert p.returncode == 0, p.stderr
+    client = MlflowClient(tracking_uri=f"sqlite:///{db}")
+    found = client.search_runs([client.get_experiment_by_name(EXPERIMENT).experiment_id])
+    by_id = {r.data.tags["studio.run_id"]: r for r in found}
+    assert set(by_id) == {r.id for r in runs}
+    for run in runs:
+        mine = by_id[run.id]
+        assert mine.info.run_name == run.name and mine.info.status == "FINISHED"
+        assert mine.data.params["hidden"] == json.dumps(list(run.config.hidden))
+        history = client.get_metric_history(mine.info.run_id, "loss")
+        assert sorted(m.step for m in history) == list(range(1, run.step + 1))
+        assert [m.value for m in client.get_metric_history(mine.info.run_id, "learning_rate")] == [0.02]
+        assert mine.data.metrics["epoch_val_acc"] == pytest.approx(trained.epochs(run.id)[-1].val_acc)

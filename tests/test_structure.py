@@ -14,7 +14,7 @@ from ui.navigation import PAGES
 PACKAGES = ("core", "ui", "app_pages")
 MAX_FUNCTION_LINES = 70
 # what a module may import inside a function
-HEAVY_EXTERNAL = ("mindspore", "onnx", "onnxruntime", "optuna", "distributed", "tensorboardX")
+HEAVY_EXTERNAL = ("mindspore", "onnx", "onnxruntime", "optuna", "distributed", "tensorboardX", "mlflow")
 
 
 def project_files() -> dict[str, Path]:

@@ -1,6 +1,6 @@
 """Runs out of the studio, in the formats other tools read: Parquet or CSV tables, TensorBoard event files, a
-self-contained HTML report. One entry for the command line (core.cli.export_run) and the pages, which download
-the result as one file (a .zip of a folder)."""
+self-contained HTML report, an MLflow tracking store (an optional extra). One entry for the command line
+(core.cli.export_run) and the pages, which download the result as one file (a .zip of a folder)."""
 from __future__ import annotations
 
 import io
@@ -9,6 +9,7 @@ import zipfile
 from pathlib import Path
 
 from core.app.html_report import Evaluation, html_report
+from core.app.mlflow_runs import write_mlflow
 from core.app.run_tables import stacked
 from core.app.table_files import TABLE_FORMATS, write_tables
 from core.app.tensorboard_events import write_tensorboard
@@ -16,7 +17,7 @@ from core.runs.store import RunStore
 
 __all__ = ["RUN_FORMATS", "export_runs", "zipped"]
 
-RUN_FORMATS = (*TABLE_FORMATS, "tensorboard", "html")
+RUN_FORMATS = (*TABLE_FORMATS, "tensorboard", "html", "mlflow")
 
 
 def export_runs(store: RunStore, run_ids: list[str], fmt: str, out: str | os.PathLike,
@@ -26,6 +27,9 @@ def export_runs(store: RunStore, run_ids: list[str], fmt: str, out: str | os.Pat
         return write_tables(stacked(store, run_ids), out, fmt)
     if fmt == "tensorboard":
         return write_tensorboard(store, run_ids, out)
+    if fmt == "mlflow":  # out: a tracking URI, or a SQLite file's path; what is written is MLflow's runs
+        write_mlflow(store, run_ids, out)
+        return [Path(str(out))]
     if fmt == "html":
         path = Path(out)
         path.parent.mkdir(parents=True, exist_ok=True)

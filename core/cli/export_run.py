@@ -1,12 +1,13 @@
 """Runs out of the studio, from the command line:
 
-    python -m core.cli.export_run RUN_ID|latest [RUN_ID ...] --format parquet|csv|tensorboard|html --out PATH
+    python -m core.cli.export_run RUN_ID|latest [RUN_ID ...] --format parquet|csv|tensorboard|html|mlflow --out PATH
         [--data-dir MNIST_FOLDER] [--store DIR] [--database-url URL]
 
 parquet, csv: one file per table under the folder PATH (runs, steps, epochs, validations, lr_changes,
 layer_stats; several runs stacked, each row with its run's id). tensorboard: one event-file folder per run under
 PATH (`tensorboard --logdir PATH`). html: the report file PATH, self-contained (one run, or a comparison of
 several); with --data-dir, one run's report adds its confusion matrix and mistakes on that folder's test split.
+mlflow (needs `pip install mlflow-skinny`): PATH is a tracking URI (sqlite:///mlflow.db) or a SQLite file.
 """
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ import argparse
 import sys
 
 from core.app.html_report import evaluation_of
-from core.app.run_export import export_runs
+from core.app.run_export import RUN_FORMATS, export_runs
 from core.messages import Explained
 from core.runs.store.arguments import add_store_arguments, open_store
 
@@ -25,8 +26,9 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description="Export runs of the run store as Parquet, CSV, TensorBoard event files "
                                              "or a self-contained HTML report.")
     ap.add_argument("runs", nargs="+", metavar="RUN_ID", help="run ids, or 'latest' for the newest run")
-    ap.add_argument("--format", required=True, choices=("parquet", "csv", "tensorboard", "html"))
-    ap.add_argument("--out", required=True, help="a folder (parquet, csv, tensorboard) or the report's file (html)")
+    ap.add_argument("--format", required=True, choices=RUN_FORMATS)
+    ap.add_argument("--out", required=True, help="a folder (parquet, csv, tensorboard), the report's file (html), or "
+                                                 "an MLflow tracking URI or SQLite file (mlflow)")
     ap.add_argument("--data-dir", default=None, help="html: evaluate one run's checkpoint on this MNIST folder")
     add_store_arguments(ap)
     args = ap.parse_args(argv)
