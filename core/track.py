@@ -125,12 +125,10 @@ class TrackedRun:
         known = bool(self.clock.total_steps)  # a loop of one's own may not say how many steps it takes
         event = StepEvent(step=self.step, epoch=self.epoch + 1, loss=value, step_seconds=seconds,
                           samples_per_s=self.clock.samples_per_s(seconds, samples or 0), elapsed=self.clock.elapsed(),
-                          eta=max(self.clock.eta(self.step, seconds), 0.0) if known else 0.0,
+                          eta=self.clock.eta(self.step) if known else None,
                           total_steps=self.clock.total_steps)
         self.control.on_step(event)
         self.recorder.on_step(event)
-        if not known:
-            self.recorder.progress["eta"] = None
         if not samples:
             self.recorder.progress["samples_per_s"] = None
         if not math.isfinite(value):

@@ -209,6 +209,18 @@ def test_the_estimate_counts_the_runs_ahead(store):
     assert {w.run.id: w.starts_in_s for w in queue.waiting()}[second] == pytest.approx(5.0)
 
 
+def test_a_runs_expected_length_comes_from_the_real_durations_of_completed_runs_like_it(store):
+    queue = RunQueue(store, slots=1)
+    before = queue.expected_seconds(CONFIG.with_(epochs=3))  # nothing completed yet: a typical speed
+    assert before > 0
+    for epochs, seconds in ((2, 10.0), (4, 22.0), (1, 7.0)):  # 5, 5.5 and 7 s per epoch, start to end
+        run_id = store.create_run(CONFIG.with_(epochs=epochs), exclusive=False)
+        store.update(run_id, status="completed", epoch=epochs, started=1000.0, finished=1000.0 + seconds)
+    other = store.create_run(CONFIG.with_(network="lenet5", epochs=1), exclusive=False)  # another network: not it
+    store.update(other, status="completed", epoch=1, started=1000.0, finished=1900.0)
+    assert queue.expected_seconds(CONFIG.with_(epochs=3)) == pytest.approx(5.5 * 3)  # the median per epoch
+
+
 def test_move_to_front_by_a_non_admin_reorders_only_their_own_runs(store):
     """The queue's promise (docs/deploy.md) holds against Move to front: Ann moving her runs forward never pushes Bob's single run
     back; an admin's Move to front puts a run before everything."""

@@ -148,3 +148,22 @@ def test_a_database_that_cannot_be_used_gets_a_message_that_says_what_to_set(tmp
     with pytest.raises(DatabaseError) as e:
         RunStore(tmp_path, "mysql://studio:secret@db/studio")
     assert "secret" not in str(e.value), "a password is never shown"
+
+
+def test_the_best_validation_figures_count_every_validation_between_epochs_too(store):
+    """A run that validates every few steps shows its best accuracy as soon as the first validation says it,
+    not only at the epoch's end; the best epoch stays the one with the lowest validation loss."""
+    from core.runs.recording import StoreRecorder
+    from core.training.events import EpochMetrics, ValidationEvent
+
+    run_id = store.create_run(TrainConfig(network="mlp"), exclusive=False)
+    recorder = StoreRecorder(store, run_id)
+    recorder.on_validation(ValidationEvent(step=20, epoch=1, val_loss=0.9, val_acc=0.74))
+    assert (store.get(run_id).best_val_acc, store.get(run_id).best_val_loss) == (0.74, 0.9)
+    recorder.on_validation(ValidationEvent(step=40, epoch=1, val_loss=0.7, val_acc=0.71))
+    recorder.on_epoch(EpochMetrics(epoch=1, train_loss=1.0, train_acc=0.6, val_loss=0.8, val_acc=0.72, best=True))
+    run = store.get(run_id)
+    assert (run.best_val_acc, run.best_val_loss, run.best_epoch) == (0.74, 0.7, 1)
+    resumed = StoreRecorder(store, run_id)  # a resumed run goes on from the best so far
+    resumed.on_validation(ValidationEvent(step=60, epoch=2, val_loss=0.75, val_acc=0.73))
+    assert (store.get(run_id).best_val_acc, store.get(run_id).best_val_loss) == (0.74, 0.7)

@@ -8,7 +8,7 @@ import pytest
 from core import PROJECT_ROOT
 from core.config import TrainConfig
 from core.model.networks import build_network
-from core.training.clock import StepClock
+from core.training.clock import StepClock, about
 from core.training.early_stopping import BestEpoch, EarlyStopping
 from core.training.events import Callback, CallbackList, EpochMetrics, EventLog, LogEvent, StepEvent
 from core.training.run_control import Control
@@ -17,17 +17,23 @@ from core.training.step_planner import StepPlanner, Turn
 from core.training.weight_arrays import snapshot
 
 
-def test_the_clock_times_steps_only_and_falls_back_before_the_first_timed_one():
+def test_the_clock_times_steps_only_and_has_no_eta_before_the_first_timed_one():
     clock = StepClock(total_steps=10, already_elapsed=5.0)
     assert clock.elapsed() == pytest.approx(5.0, abs=0.1)  # a resumed run's earlier time counts
     assert clock.samples_per_s(0.5, 64) == 128  # nothing timed yet: this step's own rate
-    assert clock.eta(1, fallback_step_seconds=0.5) == 4.5
+    assert clock.eta(1) is None  # the first step compiles: its time says nothing of the rest
     clock.record(0.2, 64)
     clock.record(0.3, 16)  # a short last batch counts as its own samples
     assert clock.samples_per_s(9.9, 999) == pytest.approx(80 / 0.5)
     assert clock.eta(3) == pytest.approx(0.25 * 7)
+    assert clock.eta(3, delay_per_step=0.5) == pytest.approx(0.75 * 7)  # slow motion waits before every step
     time.sleep(0.05)
     assert clock.elapsed() > 5.0
+
+
+def test_a_time_left_reads_as_people_say_it_not_as_a_clock():
+    assert [str(about(s)) for s in (None, 4, 23, 58, 100, 3599, 4000)] == [
+        "estimating", "a few seconds", "about 25 s", "about 1 min", "about 2 min", "about 1 h", "about 1 h 7 min"]
 
 
 def metrics(epoch, val_loss):

@@ -4,13 +4,19 @@ from __future__ import annotations
 import time
 
 from core.runs.rows import Run
-from ui.language import status_word, t
+from core.training.clock import about
+from ui.language import say, status_word, t
 
-__all__ = ["STATUS_ICONS", "fmt_duration", "run_label", "run_choice_label", "readable"]
+__all__ = ["STATUS_ICONS", "fmt_eta", "fmt_duration", "network_word", "run_label", "run_choice_label", "readable"]
 
 STATUS_ICONS = {"starting": "⏳", "running": "🏃", "paused": "⏸️", "completed": "✅", "early_stopped": "✅",
                 "stopped": "⏹️", "diverged": "💥", "failed": "❌", "interrupted": "⚠️", "queued": "⏳",
                 "cancelled": "✖️", "pruned": "✂️"}
+
+
+def fmt_eta(seconds: float | None) -> str:
+    """A time left in the session's language, as people say it: "about 20 s" (core.training.clock.about)."""
+    return say(about(seconds))
 
 
 def fmt_duration(seconds: float | None) -> str:

@@ -6,7 +6,7 @@ import streamlit as st
 
 from core.runs.run_queue import QueuedRun, RunQueue
 from core.runs.store import RunStore
-from ui.format import fmt_duration
+from ui.format import fmt_eta
 from ui.identity import actions, attempt
 from ui.language import t
 from ui.text import literal
@@ -42,13 +42,13 @@ def queue_panel(store: RunStore, key: str) -> None:
     for runs in by_sweep.values():
         st.markdown(t("queue.sweep_row", position=runs[0].position, n=len(runs),
                       name=literal(runs[0].run.name.split(" #")[0]), who=literal(runs[0].run.submitter or "–"),
-                      eta=fmt_duration(runs[0].starts_in_s)))
+                      eta=fmt_eta(runs[0].starts_in_s)))
     shown = [w for w in single if w.position <= SHOWN or act.person.may("cancel", w.run)][:SHOWN * 2]
     for w in shown:
         row = st.container(horizontal=True, vertical_alignment="center")
         row.markdown(t("queue.row", position=w.position, name=literal(w.run.name),
                        who=literal(w.run.submitter or w.run.source), network=literal(w.run.config.shape_label),
-                       epochs=w.run.config.epochs, eta=fmt_duration(w.starts_in_s)))
+                       epochs=w.run.config.epochs, eta=fmt_eta(w.starts_in_s)))
         if not act.person.may("cancel", w.run):
             continue
         if (w.position > 1 and row.button("⏫ " + t("queue.to_front"), key=f"{key}_front_{w.run.id}")
@@ -69,4 +69,4 @@ def queue_line(store: RunStore) -> None:
     waiting = RunQueue(store).waiting()
     if waiting:
         st.caption("⏳ " + t("queue.sidebar", n=len(waiting), name=literal(waiting[0].run.name),
-                             eta=fmt_duration(waiting[0].starts_in_s)))
+                             eta=fmt_eta(waiting[0].starts_in_s)))

@@ -7,7 +7,7 @@ import streamlit as st
 
 from core.runs.rows import ACTIVE, Run
 from core.runs.store import RunStore
-from ui.format import STATUS_ICONS, fmt_duration, run_label
+from ui.format import STATUS_ICONS, fmt_eta, run_label
 from ui.language import status_word, t
 from ui.live import IDLE_POLL_S, SIDEBAR_POLL_S, active_snapshot, run_snapshot
 from ui.queue_view import queue_line
@@ -70,7 +70,7 @@ def draw_status(run: Run | None) -> None:
     st.markdown(f"**{STATUS_ICONS.get(run.status, '')} {literal(run.name)}**")
     frac = run.step / run.total_steps if run.total_steps else 0.0
     st.progress(min(frac, 1.0), text=t("common.sidebar_progress", status=status_word(run.status),
-                                       epoch=run.epoch, epochs=run.config.epochs, eta=fmt_duration(run.eta)))
+                                       epoch=run.epoch, epochs=run.config.epochs, eta=fmt_eta(run.eta)))
 
 
 def sidebar_footer() -> None:

@@ -13,7 +13,7 @@ from core.runs.rows import RESUMABLE, Run
 from core.runs.run_queue import RunQueue
 from core.runs.store import RunStore
 from ui.curves import CurveOptions, History, curves, downsampling_note, read_history
-from ui.format import STATUS_ICONS, fmt_duration
+from ui.format import STATUS_ICONS, fmt_duration, fmt_eta
 from ui.identity import actions, attempt
 from ui.language import label, language, say, status_word, t
 from ui.live import run_snapshot, shared_views
@@ -90,7 +90,7 @@ def start_button(store: RunStore, config: TrainConfig, disabled_by: bool = False
     mine = next((w for w in RunQueue(store).waiting() if w.run.id == run_id), None)
     if mine is not None:  # said after the rerun that follows
         st.session_state["_train_notice"] = t("queue.queued", position=mine.position,
-                                              eta=fmt_duration(mine.starts_in_s))
+                                              eta=fmt_eta(mine.starts_in_s))
     return True
 
 
@@ -169,8 +169,10 @@ def _progress(run: Run, training_s: float | None, learning_rate: float | None) -
     if run.phase == "compiling":
         notice.info("⏳ " + t("train.compiling"))
     where = dict(epoch=run.epoch, epochs=run.config.epochs, step=run.step, steps=run.total_steps or "?")
-    st.progress(min(frac, 1.0), text=t("train.progress", **where, speed=run.samples_per_s or 0,
-                                       eta=fmt_duration(run.eta), lr=f"{learning_rate:g}")
+    speed = (t("train.speed_slow", delay=run.step_delay) if run.step_delay  # slow motion: its pace, not the steps'
+             else t("train.speed", n=run.samples_per_s or 0))
+    st.progress(min(frac, 1.0), text=t("train.progress", **where, speed=speed, eta=fmt_eta(run.eta),
+                                       lr=f"{learning_rate:g}")
                 if run.active else t("train.progress_ended", **where))  # an ended run has no speed or ETA
     m = [*st.columns(2), *st.columns(2)] if presenting() else st.columns(4)  # metrics never cut to "95.4…"
     m[0].metric(t("train.best_val_acc"), f"{run.best_val_acc:.2%}" if run.best_val_acc is not None else "–")

@@ -29,6 +29,7 @@ from core.runs.store import RunBusy, RunStore
 from core.runs.start_weights import checkpoint_for
 from core.runs.store.arguments import add_store_arguments, open_store
 from core.runtime import prepare_process
+from core.training.clock import about
 from core.training.events import (Callback, EpochMetrics, LearningRateEvent, LogEvent, PhaseEvent, StepEvent,
                                   ValidationEvent)
 
@@ -81,7 +82,7 @@ class ProgressBar(Callback):
             self.bar = tqdm(total=e.total_steps, initial=e.step - 1, unit="step", file=self.stream, mininterval=0.2,
                             dynamic_ncols=True, bar_format="{l_bar}{bar}| {n_fmt}/{total_fmt}{postfix}")
         self.bar.set_postfix_str(f"epoch {e.epoch} loss {e.loss:.4f} {e.samples_per_s:.0f} samples/s "
-                                 f"ETA {_duration(e.eta)}", refresh=False)
+                                 f"ETA {about(e.eta)}", refresh=False)
         self.bar.update(e.step - self.bar.n)
 
     def on_epoch(self, e: EpochMetrics) -> None:
@@ -101,11 +102,6 @@ class ProgressBar(Callback):
     def close(self) -> None:
         if self.bar is not None:
             self.bar.close()
-
-
-def _duration(s: float) -> str:
-    s = int(round(s))
-    return f"{s // 60}:{s % 60:02d}"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -213,7 +209,7 @@ def _queue_line(queue: RunQueue, run_id: str) -> str:
     mine = next((w for w in waiting if w.run.id == run_id), None)
     if mine is None:
         return "queued: starting..."
-    when = f"starts in ~{_duration(mine.starts_in_s)}" if mine.starts_in_s is not None else "start time unknown"
+    when = f"starts in {about(mine.starts_in_s)}" if mine.starts_in_s is not None else "start time unknown"
     return f"queued: position {mine.position} of {len(waiting)}, {when} ({queue.slots} slot(s); Ctrl-C cancels)"
 
 

@@ -32,6 +32,9 @@ class StoreRecorder(Callback):
 
     def __init__(self, store: RunStore, run_id: str):
         self.store, self.run_id = store, run_id
+        run = store.get(run_id)  # a resumed run's best figures so far
+        self.best_acc = run.best_val_acc if run is not None else None
+        self.best_loss = run.best_val_loss if run is not None else None
         self.pending: list[tuple] = []
         self.progress: dict = {}
         self.last_flush = 0.0
@@ -51,11 +54,20 @@ class StoreRecorder(Callback):
     def on_epoch(self, e: EpochMetrics) -> None:
         self.flush()
         self.store.add_epoch(self.run_id, e)
-        if e.best:
-            self.store.update(self.run_id, best_val_acc=e.val_acc, best_val_loss=e.val_loss, best_epoch=e.epoch)
-        elif e.val_acc is None:
+        if e.best or e.val_acc is None:  # the best epoch: the lowest validation loss (without validation: the last)
             self.store.update(self.run_id, best_epoch=e.epoch)
+        if e.val_loss is not None and e.val_acc is not None:
+            self._best_so_far(e.val_loss, e.val_acc)
         self.store.log(self.run_id, epoch_line(e))
+
+    def _best_so_far(self, val_loss: float, val_acc: float) -> None:
+        """The best validation accuracy and loss of every validation so far, between epochs included."""
+        better = {}
+        if self.best_acc is None or val_acc > self.best_acc:
+            better["best_val_acc"] = self.best_acc = val_acc
+        if self.best_loss is None or val_loss < self.best_loss:
+            better["best_val_loss"] = self.best_loss = val_loss
+        self.store.update(self.run_id, **better)
 
     def on_phase(self, e: PhaseEvent) -> None:
         self.flush()
@@ -69,6 +81,7 @@ class StoreRecorder(Callback):
 
     def on_validation(self, e: ValidationEvent) -> None:
         self.store.add_validation(self.run_id, e)
+        self._best_so_far(e.val_loss, e.val_acc)
 
     def on_learning_rate(self, e: LearningRateEvent) -> None:
         self.flush()

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import heapq
 import os
+import statistics
 import time
 from dataclasses import dataclass
 
@@ -128,7 +129,7 @@ class RunQueue:
 
     def _estimates(self, order: list[Run], active: list[Run]) -> list[float | None]:
         """Seconds until each queued run starts: the slots' timeline with the active runs' ETAs and the queued
-        runs' expected durations (from the last finished run of the same network)."""
+        runs' expected durations (expected_seconds)."""
         free_at = [self._remaining(r) for r in active for _ in range(max(r.slots, 1))]
         free_at += [0.0] * max(self.slots - len(free_at), 0)
         if not free_at:  # no slot on this host (STUDIO_SLOTS=0: a Dask cluster trains them): no estimate
@@ -152,6 +153,13 @@ class RunQueue:
         return self.expected_seconds(run.config) * (1.0 - min(done, 1.0))
 
     def expected_seconds(self, config: TrainConfig) -> float:
+        """How long a run of config takes, start to end: the newest completed runs of its network (on its data
+        when there are such) per epoch, times its epochs; before any, from a measured or a typical speed."""
+        done = [(c, epochs, seconds) for c, epochs, seconds in self.store.recent_durations()
+                if c.network == config.network]
+        alike = [d for d in done if d[0].data_dir == config.data_dir] or done
+        if alike:
+            return statistics.median(seconds / epochs for _, epochs, seconds in alike[:5]) * config.epochs
         speed = self._recent_speed(config.network) or FALLBACK_SAMPLES_PER_S.get(config.network, 5_000.0)
         return config.epochs * TRAIN_IMAGES_GUESS / speed
 

@@ -3,7 +3,9 @@ from __future__ import annotations
 
 import time
 
-__all__ = ["StepClock"]
+from core.messages import Message
+
+__all__ = ["StepClock", "about"]
 
 
 class StepClock:
@@ -38,7 +40,25 @@ class StepClock:
             return self.timed_samples / self.train_seconds
         return samples / seconds if seconds > 0 else 0.0
 
-    def eta(self, step: int, fallback_step_seconds: float = 0.0) -> float:
-        """Seconds left at the mean timed step time (fallback_step_seconds before any step was timed)."""
-        mean = self.train_seconds / self.timed_steps if self.timed_steps else fallback_step_seconds
-        return mean * (self.total_steps - step)
+    def eta(self, step: int, delay_per_step: float = 0.0) -> float | None:
+        """Seconds left: the steps left at the mean timed step time, plus slow motion's delay before each; None
+        until a step was timed (the first step compiles: its time says nothing of the others')."""
+        if not self.timed_steps:
+            return None
+        return (self.train_seconds / self.timed_steps + delay_per_step) * max(self.total_steps - step, 0)
+
+
+def about(seconds: float | None) -> Message:
+    """A time left as people say it ("about 20 s", "about 3 min"), not as a clock reading ("0:20"); before there
+    is an estimate, "estimating"."""
+    if seconds is None:
+        return Message("eta_unknown")
+    s = max(seconds, 0.0)
+    if s < 10:
+        return Message("about_few_s")
+    if 5 * round(s / 5) < 60:
+        return Message("about_s", {"n": int(5 * round(s / 5))})
+    if round(s / 60) < 60:
+        return Message("about_min", {"n": round(s / 60)})
+    hours, minutes = divmod(round(s / 60), 60)
+    return Message("about_h", {"h": hours, "m": minutes}) if minutes else Message("about_whole_h", {"h": hours})

@@ -55,7 +55,7 @@ class StepEvent:
     step_seconds: float
     samples_per_s: float      # over the timed steps so far (all but the first, which compiles)
     elapsed: float            # training seconds since the run started (resumed runs included)
-    eta: float
+    eta: float | None         # seconds left (slow motion's delays included); None until a step was timed
     total_steps: int
 
 

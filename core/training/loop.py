@@ -164,7 +164,7 @@ def _count(loop: LoopState, epoch: int, tally: EpochTally, o: StepOutcome) -> bo
     tally.seen += o.samples
     loop.events.emit(StepEvent(step=o.step, epoch=epoch, loss=o.loss, step_seconds=o.seconds,
                                samples_per_s=loop.clock.samples_per_s(o.seconds, o.samples),
-                               elapsed=loop.clock.elapsed(), eta=loop.clock.eta(o.step, o.seconds),
+                               elapsed=loop.clock.elapsed(), eta=loop.clock.eta(o.step, loop.planner.delay()),
                                total_steps=loop.clock.total_steps))
     return True
 

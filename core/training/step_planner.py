@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from core.training.clock import StepClock
-from core.training.run_control import Control, slow_down, wait_while_paused
+from core.training.run_control import MAX_STEP_DELAY_S, Control, slow_down, wait_while_paused
 from core.training.events import CallbackList
 from core.training.learning_rate import LearningRates
 
@@ -48,6 +48,10 @@ class StepPlanner:
         if change is not None:
             self.events.emit(change)
         return Turn(self._size(step, last_step), paused=paused)  # sized after the wait: a Step asks for singles
+
+    def delay(self) -> float:
+        """Slow motion's wait before each step now (0: none)."""
+        return min(max(self.control.step_delay(), 0.0), MAX_STEP_DELAY_S)
 
     def validation_due(self, step: int, last_step: int) -> bool:
         """Validation inside an epoch, every validate_every steps (the epoch's last step validates anyway)."""

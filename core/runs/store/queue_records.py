@@ -78,6 +78,16 @@ class QueueRecords:
                                 .order_by(runs.c.created.desc()).limit(limit)).all()
         return [(TrainConfig.from_json(config).network, float(speed)) for config, speed in rows]
 
+    def recent_durations(self, limit: int = 20) -> list[tuple[TrainConfig, int, float]]:
+        """(config, epochs trained, seconds from start to end) of the newest completed runs, newest first."""
+        with self.db.read() as conn:
+            rows = conn.execute(select(runs.c.config, runs.c.epoch, runs.c.started, runs.c.finished)
+                                .where(runs.c.status == "completed", runs.c.started.is_not(None),
+                                       runs.c.finished.is_not(None), runs.c.epoch > 0)
+                                .order_by(runs.c.finished.desc()).limit(limit)).all()
+        return [(TrainConfig.from_json(config), int(epoch), float(finished - started))
+                for config, epoch, started, finished in rows]
+
     # --- the dispatcher's lease ------------------------------------------------------------------------------
     def take_lease(self, owner: str, seconds: float) -> bool:
         """Take or renew the lease for `seconds`; whether `owner` holds it now."""
