@@ -1,6 +1,7 @@
 """The UI's words in each language: one catalogue per language in core/locales/<lang>.toml.
 
-Keys are "<section>.<name>" (a section per page); values are str.format templates. Pages never hold a
+Keys are "<section>.<name>" (a section per page); values are str.format templates. A key may have a singular
+form, "<name>_one", used when its value n is 1. Pages never hold a
 user-facing string of their own: they call ui.language.t(key, **values). Config errors come from here
 too (TrainConfig.errors(lang)), and so does what core says to people ([messages], core.messages): its
 errors and a run's outcome; the command line and the logs use their English.
@@ -42,5 +43,7 @@ def placeholders(template: str) -> set[str]:
 def text(lang: str, key: str, /, **values) -> str:
     """The key's text in lang, formatted with values. A key missing from a catalogue is a bug (the tests
     catch it); at run time it falls back to English, then to the key itself, rather than break a page."""
+    if values.get("n") == 1:  # a singular form where the catalogue has one ("finished 1 epoch", not "1 epochs")
+        key = f"{key}_one" if f"{key}_one" in catalogue(lang) else key
     template = catalogue(lang).get(key) or catalogue(DEFAULT).get(key) or key
     return template.format(**values) if values else template

@@ -244,3 +244,11 @@ def test_every_message_core_raises_or_stores_is_given_the_values_its_words_need(
                 if missing:
                     problems.append(f"{path.relative_to(PROJECT_ROOT)}:{node.lineno} {key} lacks {sorted(missing)}")
     assert problems == [] and checked > 60, (checked, problems)
+
+
+def test_a_count_of_one_takes_the_singular_form_where_a_language_has_one():
+    from core.messages import Message
+    assert str(Message("finished_epochs", {"n": 1})) == "finished 1 epoch"
+    assert str(Message("finished_epochs", {"n": 3})) == "finished 3 epochs"
+    assert i18n.text("en", "draw.mine", n=1) == "My handwriting (1 drawing)"
+    assert i18n.text("zh", "draw.mine", n=1) == "我的手写集（1 张）"

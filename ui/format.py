@@ -7,11 +7,17 @@ from core.runs.rows import Run
 from core.training.clock import about
 from ui.language import say, status_word, t
 
-__all__ = ["STATUS_ICONS", "fmt_eta", "fmt_duration", "network_word", "run_label", "run_choice_label", "readable"]
+__all__ = ["STATUS_ICONS", "sentence", "fmt_eta", "fmt_duration", "network_word", "run_label", "run_choice_label",
+           "readable"]
 
 STATUS_ICONS = {"starting": "⏳", "running": "🏃", "paused": "⏸️", "completed": "✅", "early_stopped": "✅",
                 "stopped": "⏹️", "diverged": "💥", "failed": "❌", "interrupted": "⚠️", "queued": "⏳",
                 "cancelled": "✖️", "pruned": "✂️"}
+
+
+def sentence(text: str) -> str:
+    """A message as a sentence of its own: its first letter capitalised ("Finished 10 epochs")."""
+    return text[:1].upper() + text[1:]
 
 
 def fmt_eta(seconds: float | None) -> str:

@@ -13,7 +13,7 @@ from core.runs.rows import RESUMABLE, Run
 from core.runs.run_queue import RunQueue
 from core.runs.store import RunStore
 from ui.curves import CurveOptions, History, curves, downsampling_note, read_history
-from ui.format import STATUS_ICONS, fmt_duration, fmt_eta
+from ui.format import STATUS_ICONS, fmt_duration, fmt_eta, sentence
 from ui.identity import actions, attempt
 from ui.language import label, language, say, status_word, t
 from ui.live import run_snapshot, shared_views
@@ -184,7 +184,7 @@ def _progress(run: Run, training_s: float | None, learning_rate: float | None) -
 
 def _outcome(store: RunStore, run: Run) -> None:
     if run.status in ("completed", "early_stopped"):
-        st.success(t("train.finished", message=say(run)))
+        st.success(t("train.finished", message=sentence(say(run))))
     elif run.status in ("stopped",):
         st.warning(t("train.stopped", message=say(run)))
     else:
