@@ -167,3 +167,18 @@ def test_the_sweeps_page_cancels_an_open_sweep(store):
     assert not at.exception, [e.value for e in at.exception]
     assert store.sweep(sweep_id).status == "cancelled" and {r.status for r in store.list_runs()} == {"cancelled"}
     assert not any(b.key == "cancel_sweep" for b in at.button)
+
+
+@pytest.mark.parametrize("sampler", ["grid", "random", "tpe"])
+def test_configures_sweep_section_starts_with_its_own_defaults_for_every_search(store, sampler):
+    from tests.apptest import page
+
+    at = page("configure")
+    at.selectbox(key="sweep_sampler").set_value(sampler).run()
+    at.button(key="sweep_start").click().run()
+    assert not at.exception and not at.error, [e.value for e in (*at.exception, *at.error)]
+    (sweep,) = store.sweeps()
+    runs = store.sweep_runs(sweep.id)
+    assert runs and {r.config.learning_rate for r in runs} <= {0.001, 0.01, 0.1} if sampler == "grid" else runs
+    if sampler == "grid":
+        assert sorted({r.config.learning_rate for r in runs}) == [0.001, 0.01, 0.1]

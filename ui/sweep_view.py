@@ -23,11 +23,13 @@ __all__ = ["sweep_form", "progress", "settings_table", "linked_views", "promote"
 SWEEP_CHOSEN = "sweep_id"
 
 
-def _default_values(config: TrainConfig, name: str) -> str:
-    """A starting point for a field's values: around the current setting."""
+def _default_values(config: TrainConfig, name: str, sampler: str) -> str:
+    """A starting point for a field's values, around the current setting, that the search takes as it is: a grid
+    takes lists, random and TPE a log range of learning rates."""
     v = getattr(config, name)
     if name == "learning_rate":
-        return f"{v / 10:g}:{min(v * 10, 10):g}:log"
+        low, high = v / 10, min(v * 10, 10)
+        return f"{low:g},{v:g},{high:g}" if sampler == "grid" else f"{low:g}:{high:g}:log"
     if isinstance(v, bool):
         return "true,false"
     if isinstance(v, (int, float)) and not isinstance(v, bool):
@@ -40,13 +42,14 @@ def sweep_form(store: RunStore, config: TrainConfig) -> None:
     st.caption(t("sweep.explain"))
     names = st.multiselect(t("sweep.vary"), sweeps.SWEEPABLE, default=["learning_rate"], key="sweep_vary",
                            format_func=lambda n: t(f"configure.f_{n}"))
-    texts = {n: st.text_input(t("sweep.values", name=t(f"configure.f_{n}")), value=_default_values(config, n),
-                              key=f"sweep_values_{n}", help=t("sweep.values_help")) for n in names}
     a, b, c, d = st.columns(4)
     sampler = a.selectbox(t("sweep.sampler"), sweeps.SAMPLERS, key="sweep_sampler",
                           format_func=lambda s: t(f"sweep.sampler_{s}"))
-    trials = b.number_input(t("sweep.trials"), 0, sweeps.MAX_TRIALS, 0 if sampler == "grid" else 8, key="sweep_trials",
-                            help=t("sweep.trials_help"))
+    # values per search (their own keys): switching the search offers its own defaults, and keeps what was typed
+    texts = {n: st.text_input(t("sweep.values", name=t(f"configure.f_{n}")), value=_default_values(config, n, sampler),
+                              key=f"sweep_values_{n}_{sampler}", help=t("sweep.values_help")) for n in names}
+    trials = b.number_input(t("sweep.trials"), 0, sweeps.MAX_TRIALS, 0 if sampler == "grid" else 8,
+                            key=f"sweep_trials_{sampler}", help=t("sweep.trials_help"))
     seeds = c.number_input(t("sweep.seeds"), 1, sweeps.MAX_SEEDS, 1, key="sweep_seeds", help=t("sweep.seeds_help"))
     prune = d.checkbox(t("sweep.prune"), key="sweep_prune", help=t("sweep.prune_help"))
     name = st.text_input(t("sweep.name"), key="sweep_name", max_chars=60)
