@@ -47,14 +47,14 @@ queue_panel(store, key="runs_queue")
 table = pd.DataFrame([{
     "name": r.name, "status": status_word(r.status),
     "network": network_word(r) if r.external else label(r.config.network),
-    "best val acc": r.best_val_acc, "epochs": f"{r.epoch}/{r.config.epochs}", "duration": fmt_duration(r.duration),
-    "created": dt.datetime.fromtimestamp(r.created).strftime("%Y-%m-%d %H:%M"),
-    "owner": f"{r.submitter} · {r.source}" if r.submitter else r.source,  # who, and from where
+    "best val acc": None if r.best_val_acc is None else 100 * r.best_val_acc, "epochs": f"{r.epoch}/{r.config.epochs}",
+    "duration": fmt_duration(r.duration), "created": dt.datetime.fromtimestamp(r.created).strftime("%Y-%m-%d %H:%M"),
+    "owner": owner_label(r), "source": r.source,  # who, and from where (dashboard, cli, sweep, finetune, ...)
 } for r in runs])
 st.dataframe(table, hide_index=True, width="stretch",
              column_config={**{c: t(f"runs.col_{c.replace(' ', '_')}") for c in table.columns},
                             "best val acc": st.column_config.NumberColumn(t("runs.col_best_val_acc"),
-                                                                          format="percent")})
+                                                                          format="%.1f %%")})  # one format
 
 run = with_local_checkpoint(store, st.selectbox(t("train.run"), runs, format_func=run_label, key="runs_selected"))
 if run.external:  # what its script passed, as it passed it: the studio's config would only be its defaults
