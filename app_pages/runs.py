@@ -49,7 +49,7 @@ table = pd.DataFrame([{
     "network": network_word(r) if r.external else label(r.config.network),
     "best val acc": None if r.best_val_acc is None else 100 * r.best_val_acc, "epochs": f"{r.epoch}/{r.config.epochs}",
     "duration": fmt_duration(r.duration), "created": dt.datetime.fromtimestamp(r.created).strftime("%Y-%m-%d %H:%M"),
-    "owner": owner_label(r), "source": r.source,  # who, and from where (dashboard, cli, sweep, finetune, ...)
+    "owner": f"{owner_label(r)} · {r.source}",  # who, and from where (dashboard, cli, sweep, finetune, ...)
 } for r in runs])
 st.dataframe(table, hide_index=True, width="stretch",
              column_config={**{c: t(f"runs.col_{c.replace(' ', '_')}") for c in table.columns},
@@ -65,7 +65,8 @@ if run.external:  # what its script passed, as it passed it: the studio's config
 else:
     st.dataframe(pd.DataFrame([{t("runs.setting"): t(f"configure.f_{k}"), t("runs.value"): readable(v)}
                                for k, v in run.config.to_dict().items()]), hide_index=True, width="stretch")
-st.caption(t("runs.run_id", run_id=run.id) + " · " + t("runs.owned_by", owner=literal(owner_label(run))))
+st.caption(t("runs.run_id", run_id=run.id) + " · " + t("runs.owned_by", owner=literal(owner_label(run)))
+           + " · " + t("runs.from_source", source=run.source))
 st.caption(say(run))
 a, b, c = st.columns(3)
 with a:
