@@ -5,15 +5,16 @@ import plotly.express as px
 import streamlit as st
 
 from core.app.comparison import AXES, config_differences, curves, summary
-from core.config import NETWORKS, OPTIMIZERS, STYLES, MODES
+from core.config import MODES, NETWORKS, OPTIMIZERS, STYLES, TrainConfig
 from core.runs.store import RunGone
-from ui.charts import EPOCH_AXIS, LEGEND_ON_TOP, RUN_COLOURS, facet_titles_without_names
+from ui.compare_chart import comparison_figure
+from ui.curves import CurveOptions
 from ui.format import readable, run_label
 from ui.identity import actions, owner_label
 from ui.language import say, status_word, t
 from ui.session import get_store
 from ui.text import plot_text
-from ui.present import for_room
+from ui.present import for_room, presenting
 from ui.records_view import records_download
 
 st.title("⚖️ " + t("compare.title"))
@@ -38,18 +39,14 @@ data = pd.DataFrame(curves(store, chosen, axis))
 if data.empty:
     st.caption(t("compare.no_metrics"))
 else:
-    data["run"] = data["run"].map(names)
-    data["metric"] = data["metric"].map(lambda m: t("train." + m.replace(" ", "_")))
-    fig = px.line(data, x="x", y="value", color="run", facet_col="metric", facet_col_wrap=3, markers=axis != "step",
-                  color_discrete_sequence=RUN_COLOURS,
-                  labels={"x": t(f"compare.axis_{axis}"), "value": "", "run": t("train.run"), "metric": ""})
-    fig.update_yaxes(matches=None, showticklabels=True)
-    facet_titles_without_names(fig)
-    if axis == "epoch":
-        fig.update_xaxes(**EPOCH_AXIS)
-    fig.update_layout(height=400 if data["metric"].nunique() <= 3 else 660, legend=LEGEND_ON_TOP,
-                      margin=dict(l=10, r=10, t=70, b=10))
-    st.plotly_chart(for_room(fig), width="stretch", key="compare_curves")
+    left, right, _ = st.columns([3, 2, 1])
+    options = CurveOptions(left.slider(t("train.smoothing"), 0.0, 0.99, 0.8, 0.01, key="compare_smoothing",
+                                       help=t("train.smoothing_help")),
+                           right.toggle(t("train.log_scale"), key="compare_log_y"), presenting())
+    st.plotly_chart(for_room(comparison_figure(data, names, axis, options)), width="stretch", key="compare_curves")
+    st.caption(t("compare.line_styles"))
+    st.download_button("⬇️ " + t("compare.curves_csv"), data.assign(run=data.run.map(names)).to_csv(index=False),
+                       file_name="compared-curves.csv", mime="text/csv", key="compare_csv")
 
 # --- settings and results ------------------------------------------------------------------------------------
 differ = config_differences([r.config for r in selected])
@@ -66,8 +63,10 @@ def setting_name(field: str) -> str:
     return t(f"configure.f_{field}")
 
 
-table = pd.DataFrame({r.name: {**summary_rows(r), **{setting_name(k): v for k, v in r.config.to_dict().items()}}
-                      for r in selected}).map(readable)  # the results first: they are what one compares
+# the results first (they are what one compares), then the settings that differ, then the rest
+ordered = sorted(TrainConfig().to_dict(), key=lambda k: k not in differ)
+table = pd.DataFrame({r.name: {**summary_rows(r), **{setting_name(k): r.config.to_dict()[k] for k in ordered}}
+                      for r in selected}).map(readable)
 differ_names = {setting_name(k) for k in differ}
 st.caption(t("compare.differ", names=", ".join(sorted(differ_names)) or t("compare.none")))
 st.dataframe(table.astype(str).style.apply(

@@ -104,11 +104,14 @@ def test_compare_charts_and_table_read_well(store):
     at.radio(key="compare_axis").set_value("epoch").run()
     assert not at.exception, [e.value for e in at.exception]
     fig = json.loads(at.get("plotly_chart")[0].proto.spec)
-    colours = {trace["name"]: trace["line"]["color"] for trace in fig["data"]}
-    assert len(set(colours.values())) == len(colours) == 2
+    colours = {trace["legendgroup"]: trace["line"]["color"] for trace in fig["data"]}
+    assert len(set(colours.values())) == len(colours) == 2  # one colour per run, on every line of the run
+    assert sorted(trace["name"] for trace in fig["data"] if trace.get("showlegend", True)) == ["alpha", "beta"]
     titles = [a["text"] for a in fig["layout"]["annotations"]]
-    assert titles and not any(t.startswith("=") or "metric" in t for t in titles)
+    assert titles == ["loss", "accuracy"]  # the accuracy has a panel of its own
     assert fig["layout"]["xaxis"]["dtick"] == 1 and fig["layout"]["legend"]["y"] > 1
+    assert fig["layout"]["hovermode"] == "x unified" and fig["layout"]["hoversubplots"] == "axis"  # one hover
+    assert fig["layout"]["yaxis2"]["tickformat"] == ".0%"
     table = at.dataframe[0].value
     assert list(table.index[:3]) == ["status", "epochs done", "best val acc"]
     row = table.loc["Learning rate"].tolist()
@@ -122,3 +125,30 @@ def test_the_runs_page_shows_settings_as_a_table_not_raw_json(store):
     assert not at.json  # no collapsed {...}
     settings = at.dataframe[1].value
     assert "Learning rate" in settings.iloc[:, 0].tolist() and len(at.dataframe[0].value.columns) <= 8
+
+
+def test_compare_by_step_smooths_like_train_puts_the_differences_first_and_offers_the_curves(store):
+    import json
+
+    from core.training.events import ValidationEvent
+    cfg = TrainConfig(epochs=2)
+    alpha = fake_run(store, cfg, "alpha", [2.0, 1.0, 3.0, 1.5], [0.8, 0.9])
+    store.update(alpha, total_steps=4)
+    store.add_validation(alpha, ValidationEvent(step=1, epoch=1, val_loss=1.9, val_acc=0.5))
+    fake_run(store, cfg.with_(batch_size=32), "beta", [2.2, 1.2], [0.85])
+    at = page("compare")
+    at.slider(key="compare_smoothing").set_value(0.5).run()
+    at.toggle(key="compare_log_y").set_value(True).run()
+    assert not at.exception, [e.value for e in at.exception]
+    fig = json.loads(at.get("plotly_chart")[0].proto.spec)
+    smoothed = next(tr for tr in fig["data"] if tr["name"] == "alpha")
+    raw = next(tr for tr in fig["data"] if tr["name"] == "alpha · step loss")
+    assert raw["opacity"] == 0.3 and smoothed["y"] != raw["y"]  # faint raw under the smoothed line
+    acc = [tr for tr in fig["data"] if tr.get("yaxis") == "y2"]
+    assert {tr["name"] for tr in acc} == {"alpha · validation accuracy", "alpha · train accuracy"}
+    assert fig["layout"]["yaxis"]["type"] == "log"
+    table = at.dataframe[0].value
+    assert list(table.index[:6]) == ["status", "epochs done", "best val acc", "best val loss", "best epoch",
+                                     "duration s"]
+    assert table.index[7] == "Batch size"  # the one setting that differs, before the settings that do not
+    assert "⬇️ Download these curves (CSV)" in [b.label for b in at.get("download_button")]

@@ -15,9 +15,13 @@ def config_differences(configs: list[TrainConfig]) -> set[str]:
     return {f.name for f in fields(TrainConfig) if len({repr(getattr(c, f.name)) for c in configs}) > 1}
 
 
+EPOCH_FIGURES = ("train_loss", "val_loss", "train_acc", "val_acc")
+
+
 def curves(store: RunStore, run_ids: list[str], axis: str, max_points: int = 1500) -> list[dict]:
-    """Long-format rows {run, x, metric, value}: step loss by step or elapsed time, epoch metrics by epoch
-    or elapsed time."""
+    """Long-format rows {run, x, metric, value}: the step loss by step or elapsed time; the epochs' loss and
+    accuracy by epoch, elapsed time, or step (at each epoch's last step); by step, the validations between epochs
+    too."""
     if axis not in AXES:
         raise ValueError(f"unknown axis {axis!r}; choose one of {', '.join(AXES)}")
     rows = []
@@ -25,11 +29,28 @@ def curves(store: RunStore, run_ids: list[str], axis: str, max_points: int = 150
         if axis in ("step", "elapsed"):
             for s in store.steps(run_id, max_points=max_points):
                 rows.append({"run": run_id, "x": getattr(s, axis), "metric": "step loss", "value": s.loss})
-        if axis in ("epoch", "elapsed"):
-            for e in store.epochs(run_id):
-                for m in ("train_loss", "val_loss", "train_acc", "val_acc"):
-                    if getattr(e, m) is not None:
-                        rows.append({"run": run_id, "x": getattr(e, axis), "metric": m, "value": getattr(e, m)})
+        rows += _epoch_rows(store, run_id, axis)
+        if axis == "step":
+            rows += [{"run": run_id, "x": v.step, "metric": m, "value": getattr(v, m)}
+                     for v in store.validations(run_id) for m in ("val_loss", "val_acc")]
+    return rows
+
+
+def _epoch_rows(store: RunStore, run_id: str, axis: str) -> list[dict]:
+    """The epochs' figures at their epoch, elapsed time, or last step. By step, a run that validates between
+    epochs has its validation figures from the validations (the epoch's own is among them)."""
+    run = store.get(run_id)
+    per_epoch = run.total_steps // run.config.epochs if run is not None and run.config.epochs else 0
+    if axis == "step" and not per_epoch:
+        return []
+    shown = EPOCH_FIGURES
+    if axis == "step" and store.validations(run_id):
+        shown = ("train_loss", "train_acc")
+    rows = []
+    for e in store.epochs(run_id):
+        x = e.epoch * per_epoch if axis == "step" else getattr(e, axis)
+        rows += [{"run": run_id, "x": x, "metric": m, "value": getattr(e, m)} for m in shown
+                 if getattr(e, m) is not None and getattr(e, m) == getattr(e, m)]
     return rows
 
 
