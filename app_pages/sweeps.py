@@ -6,7 +6,7 @@ from core.runs import optuna_sweep as sweeps
 from ui.language import t
 from ui.identity import actions, attempt
 from ui.session import get_store
-from ui.sweep_view import SWEEP_CHOSEN, linked_views, progress, promote, settings_table
+from ui.sweep_view import SWEEP_CHOSEN, importance, linked_views, progress, promote, settings_table
 from ui.text import literal
 
 st.title("🔍 " + t("nav.sweeps"))
@@ -43,6 +43,7 @@ def live() -> None:
     settings_table(found)
     if any(s.mean is not None for s in found):
         linked_views(store, info, found)
+        importance(store, info, found)
         promote(store, info, found)
 
 

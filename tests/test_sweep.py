@@ -182,3 +182,28 @@ def test_configures_sweep_section_starts_with_its_own_defaults_for_every_search(
     assert runs and {r.config.learning_rate for r in runs} <= {0.001, 0.01, 0.1} if sampler == "grid" else runs
     if sampler == "grid":
         assert sorted({r.config.learning_rate for r in runs}) == [0.001, 0.01, 0.1]
+
+
+def test_a_sweep_over_two_settings_shows_which_mattered_most(store, small_mnist):
+    """Optuna's parameter importance on the Sweeps page once two settings vary: a learning rate that cannot
+    learn (1e-6) against one that does (0.1), and a batch size that matters far less."""
+    import json as json_
+
+    from core.runs import launcher
+    from tests.apptest import page
+    from tests.helpers import wait_for
+    spec = sweeps.SweepSpec(TrainConfig(network="mlp", hidden=(32,), epochs=1, data_dir=str(small_mnist)),
+                            (sweeps.parse_space("learning_rate=0.1,0.000001"), sweeps.parse_space("batch_size=32,64")),
+                            "grid", seeds=1)
+    sweep_id = sweeps.create(store, spec, submitter="ann")
+    dispatcher = launcher.dispatcher_for(store)
+    wait_for(lambda: dispatcher.tick() is not None and sweeps.is_done(store, sweep_id), timeout=300, what="the sweep")
+    info = next(i for i in sweeps.list_sweeps(store) if i.id == sweep_id)
+    weights = sweeps.importances(store, info)
+    assert set(weights) == {"learning_rate", "batch_size"} and sum(weights.values()) == pytest.approx(1)
+    assert weights["learning_rate"] > weights["batch_size"]
+    at = page("sweeps")
+    assert not at.exception, [e.value for e in at.exception]
+    assert "Which setting mattered most" in [h.value for h in at.subheader]
+    bars = json_.loads(at.get("plotly_chart")[-1].proto.spec)["data"][0]
+    assert bars["type"] == "bar" and bars["y"][0] == "Learning rate"  # largest first

@@ -43,7 +43,7 @@ def _epoch_rows(store: RunStore, run_id: str, axis: str) -> list[dict]:
     per_epoch = run.total_steps // run.config.epochs if run is not None and run.config.epochs else 0
     if axis == "step" and not per_epoch:
         return []
-    shown = EPOCH_FIGURES
+    shown: tuple[str, ...] = EPOCH_FIGURES
     if axis == "step" and store.validations(run_id):
         shown = ("train_loss", "train_acc")
     rows = []

@@ -363,6 +363,25 @@ def _spec(store: RunStore, sweep_id: str) -> SweepSpec:
     return SweepSpec.from_json(row.spec)
 
 
+MIN_TRIALS_FOR_IMPORTANCE = 3
+
+
+def importances(store: RunStore, info: SweepInfo) -> dict[str, float] | None:
+    """How much each varied setting mattered to the sweep's objective (Optuna's fANOVA, seeded: the same
+    sweep gives the same figures), largest first; None while fewer than two settings vary or fewer than
+    MIN_TRIALS_FOR_IMPORTANCE settings have finished."""
+    import optuna  # deferred: as in _storage (and fANOVA imports scikit-learn)
+    if len(info.spec.spaces) < 2:
+        return None
+    study = optuna.load_study(study_name=info.id, storage=_storage(store))
+    finished = study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.COMPLETE,))
+    if len(finished) < MIN_TRIALS_FOR_IMPORTANCE:
+        return None
+    fanova = optuna.importance.FanovaImportanceEvaluator(seed=0)
+    found = optuna.importance.get_param_importances(study, evaluator=fanova)
+    return {name: float(value) for name, value in found.items()}
+
+
 def is_done(store: RunStore, sweep_id: str) -> bool:
     row = store.sweep(sweep_id)
     return row is not None and row.status == "done"
