@@ -70,6 +70,16 @@ def test_a_fine_tune_starts_from_the_model_and_reads_the_drawings_better_afterwa
     assert split == "test" and evaluation.n == 500 and mine_score.before == 0.0
     assert mine_score.after >= 0.5, mine_score
     assert evaluation.after > evaluation.before - 0.05, "it must not forget the digits it read before"
+    # Draw, still on the base model, offers the fine-tuned one; one click and Draw reads with it
+    from tests.apptest import page
+    at = page("draw")
+    at.selectbox(key="draw_run").set_value(store.get(run_id)).run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.selectbox(key="draw_run").value.id == run_id
+    at.button(key="try_tuned").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.selectbox(key="draw_run").value.id == tuned_id
+    assert not [b for b in at.button if b.key == "try_tuned"]  # already the fine-tuned model
 
 
 def test_a_fine_tune_needs_drawings_and_a_checkpoint_of_the_same_network(with_run):

@@ -22,6 +22,7 @@ from ui.identity import actions, attempt, current_person
 from ui.language import say, status_word, t
 from ui.live import SIDEBAR_POLL_S
 from ui.pacing import notice_text
+from ui.run_picker import choose_next
 from ui.text import literal
 
 __all__ = ["keep_drawing", "handwriting"]
@@ -92,6 +93,10 @@ def _fine_tune(store: RunStore, run: Run, mine: HandwritingSet, drawings) -> Non
         st.warning(t("draw.finetune_ended", name=literal(tuned.name), status=status_word(tuned.status)))
         return
     _before_after(mine, tuned, made)
+    if run.id != tuned.id and st.button("✏️ " + t("draw.try_tuned", name=literal(tuned.name)), key="try_tuned",
+                                        type="primary"):
+        choose_next("draw_run", tuned.id)  # Draw reads with the fine-tuned model from the next page run on
+        st.rerun()
 
 
 def _progress(store: RunStore, run_id: str) -> None:

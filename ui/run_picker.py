@@ -30,9 +30,18 @@ def pick_trained_run(label: str, key: str) -> Run:
     if not runs:
         st.info(t("common.no_trained_model"))
         st.stop()
-    run = st.selectbox(label, runs, format_func=run_label, key=key)
+    wanted = st.session_state.pop(f"_{key}_wanted", None)  # choose_next: a page asked for this run
+    index = next((i for i, r in enumerate(runs) if r.id == wanted), None)
+    if index is not None:
+        st.session_state.pop(key, None)  # the widget's remembered choice gives way to the one asked for
+    run = st.selectbox(label, runs, index=index or 0, format_func=run_label, key=key)
     st.session_state[f"_{key}_chosen"] = (run.id, run.name)
     return with_local_checkpoint(get_store(), run)
+
+
+def choose_next(key: str, run_id: str) -> None:
+    """Have pick_trained_run(key=key) choose this run at the page's next run."""
+    st.session_state[f"_{key}_wanted"] = run_id
 
 
 def with_local_checkpoint(store: RunStore, run: Run) -> Run:
