@@ -97,9 +97,13 @@ def start_button(store: RunStore, config: TrainConfig, disabled_by: bool = False
 def start_form(store: RunStore, config: TrainConfig) -> None:
     """The next run's settings, its name, and Start."""
     with st.container(border=True):
-        st.markdown(t("train.next_run", network=literal(config.shape_label), style=label(config.style),
-                      mode=label(config.mode), optimizer=label(config.optimizer), lr=config.learning_rate,
-                      batch=config.batch_size, epochs=config.epochs, seed=config.seed)
+        # MindSpore's own words (the training style, the execution mode) only where they differ from the
+        # defaults: a newcomer reads the network and the few settings a lesson is about
+        plain = (config.style, config.mode) == (TrainConfig().style, TrainConfig().mode)
+        framework = "" if plain else t("train.next_run_framework", style=label(config.style), mode=label(config.mode))
+        st.markdown(t("train.next_run", network=literal(config.shape_label), framework=framework,
+                      optimizer=label(config.optimizer), lr=config.learning_rate, batch=config.batch_size,
+                      epochs=config.epochs, seed=config.seed)
                     + (t("train.with_early_stopping") if config.early_stopping else ""))
         name = st.text_input(t("train.run_name"), key="run_name", max_chars=80)
         if start_button(store, config, name=name):
