@@ -108,19 +108,20 @@ class TrackedRun:
 
     def log_step(self, loss: Any, step: int | None = None, epoch: int | None = None, samples: int | None = None,
                  total_steps: int | None = None) -> None:
-        """A training step's loss (a float or a MindSpore/NumPy scalar). step and epoch count on by themselves
-        (epoch 1 until log_epoch); samples: the batch size, for samples/s."""
+        """A training step's loss (a float or a MindSpore/NumPy scalar). step and epoch (1-based, the epoch the
+        step belongs to) count on by themselves; samples: the batch size, for samples/s and the ETA."""
         now = time.monotonic()
         seconds, self.last_step_at = now - self.last_step_at, now
+        first = self.step == 0
         self.step = step if step is not None else self.step + 1
         if epoch is not None:
-            self.epoch = epoch
+            self.epoch = epoch - 1  # self.epoch counts the finished epochs
         if total_steps:
             self.clock.total_steps = total_steps
         value = _float(loss)
         self.epoch_losses.append(value)
         self.epoch_samples += samples or 0
-        if samples:
+        if samples and not first:  # the first step's time holds the script's set-up and the graph's compilation
             self.clock.record(seconds, samples)
         known = bool(self.clock.total_steps)  # a loop of one's own may not say how many steps it takes
         event = StepEvent(step=self.step, epoch=self.epoch + 1, loss=value, step_seconds=seconds,
@@ -168,8 +169,7 @@ class TrackedRun:
         here."""
         if self.stopped:
             return True
-        self.recorder.flush()
-        stop, _ = wait_while_paused(self.control)
+        stop, _ = wait_while_paused(self.control)  # the control reads the store at most every 0.2 s
         self.stopped = self.stopped or stop
         return stop
 
@@ -271,13 +271,17 @@ class StudioCallback(MindSporeCallback):
         self.tracked = start_run(self.name, config, self.store, total_steps=epochs * per_epoch)
         self.heartbeat = Heartbeat(self.tracked.store, self.tracked.id).__enter__()
         self.net = params.network
+        try:  # for samples/s and the ETA
+            self.batch: int | None = int(params.train_dataset.get_batch_size())
+        except (AttributeError, RuntimeError, TypeError):  # not a batched MindSpore dataset: neither is shown
+            self.batch = None
 
     def on_train_step_end(self, run_context) -> None:
         params = run_context.original_args()
         outputs = params.net_outputs
         loss = outputs[0] if isinstance(outputs, (tuple, list)) else outputs
         assert self.tracked is not None
-        self.tracked.log_step(loss, step=int(params.cur_step_num))
+        self.tracked.log_step(loss, step=int(params.cur_step_num), samples=self.batch)
         if self.tracked.should_stop():
             run_context.request_stop()
 

@@ -46,6 +46,7 @@ def test_the_model_train_tutorial_with_studio_callback_records_every_step_epoch_
     per_epoch = 1200 // 32  # the tutorial drops the last, partial batch
     assert [s.step for s in steps] == list(range(1, 2 * per_epoch + 1)) and run.total_steps == 2 * per_epoch
     assert all(s.loss is not None and s.loss > 0 for s in steps)
+    assert run.samples_per_s and run.samples_per_s > 0  # from the dataset's batch size and the steps' times
     epochs = store.epochs(run.id)
     assert [e.epoch for e in epochs] == [1, 2] and epochs[1].train_loss < steps[0].loss  # it learned
     assert run.params == {"epochs": 2, "network": "lenet5", "lr": 0.01, "momentum": 0.9, "batch_size": 32}
@@ -85,7 +86,7 @@ def test_a_script_that_fails_or_is_killed_is_said_so_and_takes_no_queue_slot(sto
         tracked.log_step(2.5)
         tracked.log_step(2.5 / 0)
     broken = store.get(tracked.id)
-    assert broken.status == "failed" and broken.message == "the script failed: ZeroDivisionError: division by zero"
+    assert broken.status == "failed" and broken.message == "the script failed: ZeroDivisionError: float division by zero"
     proc = script("mlp_value_and_grad.py", store, small_mnist, "--epochs", "200", "--name", "killed")
     try:
         run = wait_for(lambda: next((r for r in store.list_runs() if r.name == "killed" and r.step), None),
