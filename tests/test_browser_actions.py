@@ -159,11 +159,12 @@ def test_a_checkpoint_uploaded_downloaded_exported_renamed_and_deleted_on_the_ru
         expect(said).to_be_visible(timeout=120_000)
         m = re.search(r"([\d,]+) of ([\d,]+)", said.inner_text())
         assert m and m.group(1) == m.group(2), said.inner_text()  # every prediction the same
-        name = f"model.{fmt.lower()}"
+        name = f"my_uploaded_model.{fmt.lower()}"  # named after the run, as the button says
         with page.expect_download() as got:
             page.get_by_role("button", name=f"⬇️ Download {name}").click()
-        assert got.value.suggested_filename == f"my_uploaded_model.{fmt.lower()}"  # named after the run
-        assert Path(got.value.path()).read_bytes() == (store.export_dir(run_id) / name).read_bytes()
+        assert got.value.suggested_filename == name
+        assert Path(got.value.path()).read_bytes() == (store.export_dir(run_id) / f"model.{fmt.lower()}").read_bytes()
+        expect(page.locator("code").filter(has_text=f'"{name}"').first).to_be_visible()  # predict.py for that file
     import onnx  # deferred: only this check reads the ONNX file
     onnx.checker.check_model(onnx.load(str(store.export_dir(run_id) / "model.onnx")))
 

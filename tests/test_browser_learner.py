@@ -112,6 +112,22 @@ def mouse_strokes(page, strokes):
         page.mouse.up()
 
 
+def settled_reading(prediction, quiet_s: float = 2.0, timeout_s: float = 60.0) -> int:
+    """The digit the page reads once its reading has not changed for quiet_s: the canvas sends its last stroke
+    a moment after the mouse is up, later on a loaded machine, and a reading taken before it is not the one
+    the drawing is kept with."""
+    import time
+    last, since, end = None, time.monotonic(), time.monotonic() + timeout_s
+    while time.monotonic() < end:
+        now = int(re.search(r"Prediction: (\d)", prediction.inner_text()).group(1))
+        if now != last:
+            last, since = now, time.monotonic()
+        elif time.monotonic() - since >= quiet_s:
+            return now
+        time.sleep(0.25)
+    raise AssertionError("the reading did not settle")
+
+
 def test_two_wrong_readings_corrected_into_my_handwriting_then_fine_tuned_with_before_and_after(learner):
     url, store, browser = learner
     page = browser.new_page(viewport={"width": 1400, "height": 1100})
@@ -122,14 +138,13 @@ def test_two_wrong_readings_corrected_into_my_handwriting_then_fine_tuned_with_b
         mouse_strokes(page, strokes)
         prediction = page.get_by_text("Prediction:")
         expect(prediction).to_be_visible(timeout=60_000)
-        page.wait_for_timeout(1500)  # the last stroke's reading
-        read = int(re.search(r"Prediction: (\d)", prediction.inner_text()).group(1))
+        read = settled_reading(prediction)
         meant = (read + 1) % 10  # whatever it read, this person meant another digit: a wrong reading to correct
         page.get_by_role("combobox", name="It is a").click()
         page.get_by_role("option", name=str(meant), exact=True).click()
         page.get_by_role("button", name="➕ Add to my handwriting").click()
         expect(page.get_by_text(f"Added: a {meant} (read as {read})")).to_be_visible(timeout=30_000)
-        expect(page.get_by_text(f"My handwriting ({n} drawings)")).to_be_visible(timeout=30_000)
+        expect(page.get_by_text(f"My handwriting ({n} drawing{'s' if n > 1 else ''})")).to_be_visible(timeout=30_000)
     mine = HandwritingSet(store).drawings()
     assert [d.read_as != d.label for d in mine] == [True, True]
     shot(page, "learner-4-my-handwriting")

@@ -164,7 +164,7 @@ def test_two_hosts_rehearsed_on_loopback(tmp_path, small_mnist):
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) for k in (0, 1)]
     outs = [h.communicate(timeout=180)[0] for h in hosts]
     assert [h.returncode for h in hosts] == [0, 0], outs
-    assert "completed: finished 1 epochs" in outs[0]
+    assert "completed: finished 1 epoch" in outs[0]
     assert "host 0 (node rank 0) records the run" in outs[1]
     logs = [next((tmp_path / f"host{k}" / "logs").iterdir()) for k in (0, 1)]
     assert (logs[0] / "scheduler.log").exists() and not (logs[1] / "scheduler.log").exists()  # one scheduler

@@ -182,7 +182,7 @@ def test_one_data_parallel_run_over_two_hosts_through_msrun(tmp_path, small_mnis
         codes = [p.wait(timeout=300) for p in procs]
         outs = [(tmp_path / f"host{k}.out").read_text(errors="replace") for k in (0, 1)]
         assert codes == [0, 0], outs
-        assert "completed: finished 1 epochs" in outs[0] and "host 0 (node rank 0) records the run" in outs[1]
+        assert "completed: finished 1 epoch" in outs[0] and "host 0 (node rank 0) records the run" in outs[1]
         logs = [next((folders[k] / "logs").iterdir()) for k in (0, 1)]
         assert (logs[0] / "scheduler.log").exists() and not (logs[1] / "scheduler.log").exists()
         assert (logs[0] / "worker_0.log").exists() and (logs[1] / "worker_1.log").exists()
