@@ -36,6 +36,7 @@ class StepPlanner:
         self.k = k
         self.validate_every = validate_every if validates else 0
         self.compiled = compiled  # the step graphs called so far, shared with the calls (core.training.step_calls)
+        self.current_delay = 0.0
 
     def next_turn(self, step: int, last_step: int) -> Turn:
         """The turn after `step` steps of an epoch that ends at `last_step`."""
@@ -50,8 +51,10 @@ class StepPlanner:
         return Turn(self._size(step, last_step), paused=paused)  # sized after the wait: a Step asks for singles
 
     def delay(self) -> float:
-        """Slow motion's wait before each step now (0: none)."""
-        return min(max(self.control.step_delay(), 0.0), MAX_STEP_DELAY_S)
+        """Slow motion's wait before each step, as read at the last turn (0: none). It does not ask the control:
+        asking mid-call (while a K-step call's steps are reported) could act on a pause before their steps are
+        counted."""
+        return self.current_delay
 
     def validation_due(self, step: int, last_step: int) -> bool:
         """Validation inside an epoch, every validate_every steps (the epoch's last step validates anyway)."""
@@ -62,6 +65,7 @@ class StepPlanner:
         the run is asked to stop, and the seconds waited."""
         stop, paused = wait_while_paused(self.control)
         if not stop:
+            self.current_delay = min(max(self.control.step_delay(), 0.0), MAX_STEP_DELAY_S)
             paused += slow_down(self.control)
             stop, more = wait_while_paused(self.control)
             paused += more
