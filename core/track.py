@@ -45,7 +45,7 @@ from core.model.checkpoint import CheckpointError, infer_network
 from core.runs.checkpoints import CheckpointWriter
 from core.runs.heartbeat import Heartbeat
 from core.runs.recording import StoreControl, StoreRecorder
-from core.runs.rows import EXTERNAL, Run
+from core.runs.rows import EXTERNAL
 from core.runs.store import RunStore
 from core.runs.store.run_store import HOST
 from core.training.clock import StepClock
@@ -101,10 +101,6 @@ class TrackedRun:
         self.last_step_at = self.epoch_started = time.monotonic()
         self.stopped = False
         self.recorder.on_phase(PhaseEvent(Phase.TRAINING))
-
-    @property
-    def run(self) -> Run:
-        return self.store.existing(self.id)
 
     def log_step(self, loss: Any, step: int | None = None, epoch: int | None = None, samples: int | None = None,
                  total_steps: int | None = None) -> None:

@@ -10,6 +10,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from core.app.smoothing import smooth
 from core.runs.rows import StepRow
 from core.runs.store import RunStore
 from core.training.events import EpochMetrics, LearningRateEvent, ValidationEvent
@@ -43,19 +44,6 @@ class History:
 def read_history(store: RunStore, run_id: str, steps_per_epoch: int | None) -> History:
     return History(store.steps(run_id, max_points=CHART_POINTS), store.epochs(run_id), store.validations(run_id),
                    store.lr_changes(run_id), steps_per_epoch)
-
-
-def smooth(values: list[float], weight: float) -> list[float]:
-    """TensorBoard's smoothing: an exponential moving average, debiased so the first points are not pulled
-    towards zero; NaN points are skipped (kept as NaN)."""
-    out, last, n = [], 0.0, 0
-    for v in values:
-        if v is None or not np.isfinite(v):
-            out.append(float("nan"))
-            continue
-        last, n = last * weight + (1 - weight) * v, n + 1
-        out.append(last / (1 - weight ** n) if weight < 1 else v)
-    return out
 
 
 def downsampling_note(h: History) -> str | None:

@@ -19,6 +19,7 @@ from PIL import Image
 
 from core.app import model_service
 from core.app.run_tables import RunTables, stacked
+from core.app.smoothing import smooth
 from core.data.folders import load_arrays, validate_mnist_dir
 from core.model.metrics import Report
 from core.runs.store import RunStore
@@ -103,15 +104,6 @@ def _figure(fig: go.Figure, div_id: str) -> str:
                        config={"displaylogo": False, "responsive": True})
 
 
-def _smoothed(values: list[float]) -> list[float]:
-    """The Train page's smoothing: an exponential moving average, debiased at the start."""
-    out, avg = [], 0.0
-    for i, v in enumerate(values, 1):
-        avg = SMOOTHING * avg + (1 - SMOOTHING) * v
-        out.append(avg / (1 - SMOOTHING ** i))
-    return out
-
-
 def _curves(t: RunTables, run_ids: list[str], names: dict) -> go.Figure:
     fig = make_subplots(rows=1, cols=3, subplot_titles=("step loss", "epoch loss", "accuracy"))
     for i, run_id in enumerate(run_ids):
@@ -119,7 +111,7 @@ def _curves(t: RunTables, run_ids: list[str], names: dict) -> go.Figure:
         steps = t.steps[t.steps.run_id == run_id].dropna(subset=["loss"])
         fig.add_trace(go.Scatter(x=steps.step, y=steps.loss, name=f"{name} · step loss", opacity=.3,
                                  line=dict(color=colour, width=1), legendgroup=run_id), 1, 1)
-        fig.add_trace(go.Scatter(x=steps.step, y=_smoothed(steps.loss.tolist()), name=f"{name} · smoothed",
+        fig.add_trace(go.Scatter(x=steps.step, y=smooth(steps.loss.tolist(), SMOOTHING), name=f"{name} · smoothed",
                                  line=dict(color=colour), legendgroup=run_id), 1, 1)
         epochs = t.epochs[t.epochs.run_id == run_id]
         for column, col, dash in (("train_loss", 2, "solid"), ("val_loss", 2, "dot"), ("train_acc", 3, "solid"),
