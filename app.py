@@ -11,6 +11,7 @@ from core.runs.store import DatabaseError  # noqa: E402
 from ui.gate import require_access  # noqa: E402
 from ui.language import say, t  # noqa: E402
 from ui.identity import identify  # noqa: E402
+from ui.page_arrival import arrive  # noqa: E402
 from ui.navigation import DEFAULT_PAGE, PAGES, page_title, render_sidebar  # noqa: E402
 from ui.present import presentation_style, presenting  # noqa: E402
 from ui.session import dispatch_queue, get_store  # noqa: E402
@@ -39,6 +40,7 @@ try:
     dispatch_queue()  # this server starts queued runs (once: a cached resource)
     identify()  # who this is: signed in, a display name, or the one person of a local server
     render_sidebar(page_draws_status=page.url_path == "train")  # Train's live view draws the status with its own
+    arrive(page.url_path)  # the new page's top in view, the phone's drawer closed
     presentation_style()
     page.run()
 except DatabaseError as e:  # the store's database gone, broken or unreachable: said on every page, what to do

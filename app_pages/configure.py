@@ -11,6 +11,7 @@ from ui.schedule_view import schedule_chart
 from ui.sweep_view import sweep_form
 from ui.session import get_config, get_store, set_config
 from ui.text import URL_VALUE_MAX, literal
+from ui.start_pace import pace_link_errors
 from ui.train_view import start_button
 
 st.title("⚙️ " + t("nav.configure"))
@@ -19,7 +20,7 @@ if not st.session_state.get("url_applied"):
     config, url_errors = config_from_url(config)
     st.session_state["url_applied"], st.session_state["url_errors"] = True, url_errors
     set_config(config)
-for name, msg in st.session_state.get("url_errors", {}).items():
+for name, msg in {**st.session_state.get("url_errors", {}), **pace_link_errors()}.items():
     st.warning(t("configure.ignored", name=literal(name, URL_VALUE_MAX), msg=literal(msg, 2 * URL_VALUE_MAX)))
 
 # --- Basic: what a lesson changes ---------------------------------------------------------------------------

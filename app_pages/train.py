@@ -8,7 +8,8 @@ from ui.present import presenting
 from ui.session import get_config, get_store
 from ui.queue_view import queue_panel
 from ui.run_picker import draw_status, sidebar_status, status_slot
-from ui.train_view import draw_body, draw_header, draw_lesson, header_state, start_form, view_of
+from ui.lesson_bar import lesson_bar
+from ui.train_view import curve_options, draw_body, draw_header, header_state, start_form, view_of
 
 store = get_store()
 active = store.active_run()
@@ -70,10 +71,15 @@ with live_slot:
     if header.run is None:
         st.warning(t("train.deleted"))
         st.stop()
-    drawn, options = draw_header(header)
-    live(shown, header, drawn, options)
-    if presenting():  # the lesson's pacing below the curves, for the room
-        draw_lesson(header)
+    if presenting():  # one screen for the room: the control bar, the curves under it, their options below
+        lesson_bar(store, header.run, header.learning_rate)
+        chart_slot = st.container()
+        drawn, options = header_state(header.run), curve_options()
+        with chart_slot:
+            live(shown, header, drawn, options)
+    else:
+        drawn, options = draw_header(header)
+        live(shown, header, drawn, options)
 if presenting():
     with choice_slot.expander(t("train.next_run_header")):
         start_form(store, get_config())

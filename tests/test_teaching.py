@@ -199,3 +199,26 @@ def test_the_first_step_reaches_the_store_at_once_even_right_after_the_compile_p
     recorder.on_step(StepEvent(step=2, epoch=1, loss=2.2, step_seconds=0.01, samples_per_s=100.0, elapsed=0.61,
                                eta=10.0, total_steps=70))
     assert [s.step for s in store.steps(run_id)] == [1], "later steps are batched as before"
+
+
+def test_a_run_started_paused_in_slow_motion_waits_before_its_first_step_then_steps_slowly(store, small_mnist):
+    """Configure's "Start paused" and slow motion (and a link's start=paused&delay=0.5): the run waits at step 0
+    for the teacher's Step, and its steps then come at the slow pace."""
+    from core.runs.rows import StartPace
+    from core.runs.run_queue import RunQueue
+    run_id = RunQueue(store).submit(lesson_config(small_mnist, epochs=20), "slow start", "dashboard", "teacher",
+                                    pace=StartPace(paused=True, step_delay=0.5))
+    queued = store.get(run_id)
+    assert (queued.request, queued.step_delay) == ("pause", 0.5)
+    worker = threading.Thread(target=execute, args=(store, run_id), daemon=True)
+    worker.start()
+    wait_for(lambda: store.get(run_id).status == "paused", what="the run to start paused", timeout=120)
+    time.sleep(1.0)
+    assert store.get(run_id).step == 0, "a run started paused takes no step until asked"
+    started = time.monotonic()
+    store.request_steps(run_id, 3)
+    wait_for(lambda: store.get(run_id).step == 3 and store.get(run_id).status == "paused", what="3 slow steps")
+    assert time.monotonic() - started >= 3 * 0.5 - 0.1, "each step waited its slow-motion delay"
+    store.request(run_id, "stop")
+    worker.join(60)
+    assert store.get(run_id).status == "stopped"

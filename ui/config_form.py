@@ -14,13 +14,14 @@ from core.data.idx import DataError
 from core.runs.start_weights import referenced_run
 from ui.language import LANG_PARAM, label, language, t
 from ui.present import PRESENT_PARAM
+from ui.start_pace import DELAY_PARAM, START_PARAM
 from ui.deployment import shared_server
 from ui.session import get_store, set_config, user_roots
 
 __all__ = ["URL_FIELDS", "config_from_url", "write_url", "layer_table", "ConfigForm", "replace_config"]
 
 URL_FIELDS = [f.name for f in fields(TrainConfig) if f.name != "data_dir"]
-KEPT_PARAMS = (LANG_PARAM, PRESENT_PARAM)  # the link's other parameters, kept as they are
+KEPT_PARAMS = (LANG_PARAM, PRESENT_PARAM, START_PARAM, DELAY_PARAM)  # the link's other parameters, kept as they are
 
 
 def config_from_url(base: TrainConfig) -> tuple[TrainConfig, dict[str, str]]:

@@ -20,6 +20,7 @@ from ui.present import room_fonts
 
 __all__ = ["CurveOptions", "History", "read_history", "smooth", "curves", "downsampling_note"]
 
+LESSON_HEIGHT, LESSON_LEGEND_FONT = 270, 16  # px: the lesson's curves under its control bar at 853×480
 CHART_POINTS = 1500  # step history is downsampled by the store so long runs keep pages small
 RAW, SMOOTH, TRAIN, VAL, MARK = "rgba(120,160,255,0.35)", "#2f80ed", "#f2994a", "#27ae60", "#d62728"
 
@@ -54,16 +55,13 @@ def downsampling_note(h: History) -> str | None:
 
 
 def curves(h: History, o: CurveOptions) -> go.Figure:
+    if o.present:
+        return _lesson_curves(h, o)
     per_step = bool(h.validations)
     titles = (t("train.step_loss"), t("train.loss_by_step") if per_step else t("train.epoch_loss"),
               t("train.accuracy_by_step") if per_step else t("train.epoch_accuracy"))
-    if o.present:  # the step loss across the top, the other two below it
-        fig = make_subplots(rows=2, cols=2, specs=[[{"colspan": 2}, None], [{}, {}]], subplot_titles=titles,
-                            vertical_spacing=0.28)
-        cells = ((1, 1), (2, 1), (2, 2))
-    else:
-        fig = make_subplots(rows=1, cols=3, subplot_titles=titles)
-        cells = ((1, 1), (1, 2), (1, 3))
+    fig = make_subplots(rows=1, cols=3, subplot_titles=titles)
+    cells = ((1, 1), (1, 2), (1, 3))
     _step_loss(fig, h, o, *cells[0])
     if per_step:
         _by_step(fig, h, cells[1], cells[2])
@@ -71,6 +69,27 @@ def curves(h: History, o: CurveOptions) -> go.Figure:
         _by_epoch(fig, h, cells[1], cells[2])
     _lr_markers(fig, h, *cells[0])
     _layout(fig, o, cells, per_step)
+    return fig
+
+
+def _lesson_curves(h: History, o: CurveOptions) -> go.Figure:
+    """For a room: loss and accuracy side by side, by step, low enough to share the first screen with the
+    lesson's control bar; every loss (each step's, smoothed, each epoch's, each validation's) on one axis."""
+    fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.12)  # axis titles, not subplot titles: lower
+    _step_loss(fig, h, o, 1, 1)
+    _by_step(fig, h, (1, 1), (1, 2))
+    _lr_markers(fig, h, 1, 1)
+    # the accuracy lines take the colours of their loss lines, and their legend entries: one legend row
+    fig.for_each_trace(lambda tr: tr.update(showlegend=False, legendgroup=tr.legendgroup.replace("acc", "loss")),
+                       selector=dict(xaxis="x2"))
+    room_fonts(fig)
+    fig.update_layout(height=LESSON_HEIGHT, margin=dict(l=10, r=10, t=36, b=10),
+                      legend=dict(orientation="h", yanchor="bottom", y=1.0, xanchor="left", x=0,
+                                  font=dict(size=LESSON_LEGEND_FONT)))
+    fig.update_yaxes(title_text=t("compare.loss_panel"), row=1, col=1)
+    fig.update_yaxes(title_text=t("compare.accuracy_panel"), tickformat=".0%", row=1, col=2)
+    if o.log_y:
+        fig.update_yaxes(type="log", row=1, col=1)
     return fig
 
 
@@ -136,9 +155,9 @@ def _lr_markers(fig: go.Figure, h: History, row: int, col: int) -> None:
 
 
 def _layout(fig: go.Figure, o: CurveOptions, cells, per_step: bool) -> None:
-    fig.update_layout(height=640 if o.present else 380, margin=dict(l=10, r=10, t=80, b=10), legend=LEGEND_ON_TOP)
+    fig.update_layout(height=380, margin=dict(l=10, r=10, t=80, b=10), legend=LEGEND_ON_TOP)
     fig.update_annotations(yshift=6)  # the subplot titles, clear of the legend above them
-    fig.update_layout(legend_y=1.12 if o.present else 1.18)
+    fig.update_layout(legend_y=1.18)
     fig.update_xaxes(title_text=t("train.step"), row=cells[0][0], col=cells[0][1])
     axis = dict(title_text=t("train.step")) if per_step else dict(title_text=t("train.epoch"), **EPOCH_AXIS)
     for row, col in cells[1:]:
@@ -146,5 +165,3 @@ def _layout(fig: go.Figure, o: CurveOptions, cells, per_step: bool) -> None:
     if o.log_y:
         for row, col in cells[:2]:
             fig.update_yaxes(type="log", row=row, col=col)
-    if o.present:
-        room_fonts(fig)

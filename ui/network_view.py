@@ -29,14 +29,14 @@ def _reshape(config: TrainConfig, hidden: tuple[int, ...]) -> None:
 def shape_buttons(config: TrainConfig) -> None:
     """− / + for the number of hidden layers and for each layer's units (halved or doubled)."""
     hidden = config.hidden
-    row = st.columns([3, 1, 1, 3])
+    row = _shape_row()
     row[0].markdown(t("configure.hidden_layers", n=len(hidden)))
     row[1].button("−", key="layers_minus", disabled=not hidden, help=t("configure.remove_layer"),
                   on_click=_reshape, args=(config, hidden[:-1]))
     row[2].button("+", key="layers_plus", disabled=len(hidden) >= MAX_HIDDEN_LAYERS, help=t("configure.add_layer"),
                   on_click=_reshape, args=(config, hidden + ((hidden[-1] if hidden else NEW_LAYER_UNITS),)))
     for i, units in enumerate(hidden):
-        row = st.columns([3, 1, 1, 3])
+        row = _shape_row()
         row[0].markdown(t("configure.layer_units", i=i + 1, units=units))
         fewer = hidden[:i] + (max(units // 2, 1),) + hidden[i + 1:]
         more = hidden[:i] + (min(units * 2, MAX_UNITS),) + hidden[i + 1:]
@@ -47,6 +47,14 @@ def shape_buttons(config: TrainConfig) -> None:
     if hidden != DEFAULT_HIDDEN:
         st.button(t("configure.default_shape", shape=",".join(map(str, DEFAULT_HIDDEN))), key="shape_default",
                   on_click=_reshape, args=(config, DEFAULT_HIDDEN))
+
+
+def _shape_row() -> tuple:
+    """A label and its − / + buttons in one row; the buttons as wide as their glyph at any zoom (in narrow
+    columns a large font cut the glyph to an empty box)."""
+    label, buttons = st.columns([3, 2], vertical_alignment="center")
+    row = buttons.container(horizontal=True)
+    return label, row, row
 
 
 def _layers(config: TrainConfig) -> list[tuple[str, int]]:

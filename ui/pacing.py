@@ -13,7 +13,8 @@ from ui.language import language, status_word, t
 from ui.identity import actions, attempt, owner_label
 from ui.text import literal
 
-__all__ = ["controls", "pacing", "notice_text", "DELAYS"]
+__all__ = ["controls", "pacing", "notice_text", "DELAYS", "delay_label", "set_delay", "say_kept", "on_apply",
+           "on_step", "toast_notice"]
 
 DELAYS = (0.0, 0.05, 0.1, 0.25, 0.5, 1.0, 2.0, MAX_STEP_DELAY_S)  # seconds before every step
 
@@ -24,7 +25,7 @@ def notice_text(notice: RequestNotice) -> str:
              status=status_word(notice.status) if notice.status else "")
 
 
-def _say(notice: RequestNotice | None) -> None:
+def toast_notice(notice: RequestNotice | None) -> None:
     if notice is not None:
         st.toast(notice_text(notice))
 
@@ -38,14 +39,14 @@ def controls(run: Run) -> None:
     row = st.container(horizontal=True)  # buttons as wide as their words, at any zoom
     if run.status == "paused":
         if row.button("▶️ " + t("train.resume"), key="resume"):
-            _say(attempt(act.resume, run))
+            toast_notice(attempt(act.resume, run))
     elif row.button("⏸️ " + t("train.pause"), key="pause", disabled=run.status != "running"):
-        _say(attempt(act.pause, run))
+        toast_notice(attempt(act.pause, run))
     if row.button("⏹️ " + t("train.stop"), key="stop"):
-        _say(attempt(act.stop, run))
+        toast_notice(attempt(act.stop, run))
 
 
-def _set_delay(run: Run, key: str, current: float) -> None:
+def set_delay(run: Run, key: str, current: float) -> None:
     if st.session_state[key] == current:
         return  # nothing changed (a widget drawn anew)
     # Said by the page's body, not here: a toast from a widget's callback wiped the page's other elements
@@ -67,7 +68,7 @@ def _keep_refusal(message: str) -> None:
     st.session_state["_pacing_refusal"] = message
 
 
-def _delay_label(seconds: float) -> str:
+def delay_label(seconds: float) -> str:
     return t("train.full_speed") if seconds == 0 else f"{seconds:g} s"
 
 
@@ -75,33 +76,32 @@ def pacing(run: Run, current_lr: float) -> None:
     """Step, slow motion and the learning rate of an active run (for its owner and admins)."""
     if not actions().person.may("step", run):
         return
-    _say_kept()
+    say_kept()
     with st.container(border=True):
         step, delay, rate = st.columns([2, 3, 3])
         with step:
             n = st.number_input(t("train.step_n"), min_value=1, max_value=MAX_STEP_REQUEST, value=10, step=1,
                                 key="step_n", help=t("train.step_help"))
             st.button("⏭️ " + t("train.step_button", n=int(n)), key="step", disabled=run.config.workers > 1,
-                      on_click=_on_step, args=(run,))
+                      on_click=on_step, args=(run,))
         with delay:
             key = f"delay_{run.id}"
             nearest = min(DELAYS, key=lambda d: abs(d - (run.step_delay or 0.0)))
-            value = {} if key in st.session_state else {"value": nearest}
-            st.select_slider(t("train.slow_motion"), options=DELAYS, key=key, format_func=_delay_label,
-                             on_change=_set_delay, args=(run, key, run.step_delay or 0.0),
-                             help=t("train.slow_motion_help"), **value)
+            st.select_slider(t("train.slow_motion"), options=DELAYS, key=key, format_func=delay_label,
+                             on_change=set_delay, args=(run, key, run.step_delay or 0.0), value=nearest,
+                             help=t("train.slow_motion_help"))
         with rate:
             st.text_input(t("train.learning_rate_next"), value=f"{current_lr:g}", key=f"lr_{run.id}",
                           disabled=run.config.workers > 1, help=t("train.learning_rate_help"))
             st.button("✔️ " + t("train.apply_lr"), key="apply_lr", disabled=run.config.workers > 1,
-                      on_click=_on_apply, args=(run,))
+                      on_click=on_apply, args=(run,))
             if "_lr_error" in st.session_state:
                 st.error(st.session_state.pop("_lr_error"))
         if run.config.workers > 1:
             st.caption(t("train.pacing_parallel"))
 
 
-def _say_kept() -> None:
+def say_kept() -> None:
     for notice in st.session_state.pop("_pacing_notices", {}).values():
         st.toast(notice_text(notice))
     if "_pacing_refusal" in st.session_state:
@@ -112,12 +112,12 @@ def _say_kept() -> None:
 # starts: a second click preempts the page run the first one started, so a click acted on in the page's body
 # can be lost. When both clicks reach one run (both callbacks in it), Step's asks for the rate first: a rate is
 # for the steps that follow it.
-def _on_apply(run: Run) -> None:
+def on_apply(run: Run) -> None:
     if not st.session_state.get("step"):  # else Step's callback asks for the rate, then the steps
         _request_rate(run)
 
 
-def _on_step(run: Run) -> None:
+def on_step(run: Run) -> None:
     if st.session_state.get("apply_lr") and not _request_rate(run):
         return  # the steps were meant for the new rate: none until it is one
     _later(attempt(actions().step, run, int(st.session_state["step_n"]), show=_keep_refusal))

@@ -8,7 +8,7 @@ import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 __all__ = ["PRESENT_PARAM", "presenting", "presentation_switch", "presentation_style", "for_room", "room_fonts",
-           "CHART_FONT"]
+           "CHART_FONT", "chart_config"]
 
 PRESENT_PARAM = "present"
 CHART_FONT = 20        # px of chart text when presenting (Plotly's default is 12)
@@ -16,7 +16,8 @@ ROOT_FONT = 21         # px of the page's root font when presenting (Streamlit s
 _KEY, _URL_SEEN = "present", "_present_url"
 ROOM_CSS = f"""<style>
 html {{ font-size: {ROOT_FONT}px; }}
-[data-testid="stMainBlockContainer"] {{ padding-top: 2.5rem; }}
+[data-testid="stHeader"] {{ height: 2.6rem; min-height: 2.6rem; }}
+[data-testid="stMainBlockContainer"] {{ padding-top: 2.8rem; }}
 [data-testid="stMetricValue"] {{ font-size: 2.4rem; }}
 [data-testid="stMetricValue"] div {{ overflow: visible; text-overflow: clip; }}
 [data-testid="stMetricLabel"] p {{ font-size: 1.05rem; }}
@@ -59,6 +60,12 @@ def presentation_style() -> None:
     if not presenting():
         return
     st.html(ROOM_CSS)
+
+
+def chart_config() -> dict:
+    """Plotly's options for a chart: no toolbar in a room (on a projector or a phone it covers the legend and
+    the top of the data, and a lesson has no use for zoom buttons)."""
+    return {"displayModeBar": False} if presenting() else {"displaylogo": False}
 
 
 def room_fonts(fig):

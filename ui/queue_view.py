@@ -11,7 +11,7 @@ from ui.identity import actions, attempt
 from ui.language import t
 from ui.text import literal
 
-__all__ = ["queue_panel", "queue_line"]
+__all__ = ["queue_panel", "queue_line", "my_waiting_run", "to_front_button"]
 
 # rows drawn with their buttons; the rest are counted (200 queued runs of one person: a page, not 400 buttons)
 SHOWN = 12
@@ -51,9 +51,7 @@ def queue_panel(store: RunStore, key: str) -> None:
                        epochs=w.run.config.epochs, eta=fmt_eta(w.starts_in_s)))
         if not act.person.may("cancel", w.run):
             continue
-        if (w.position > 1 and row.button("⏫ " + t("queue.to_front"), key=f"{key}_front_{w.run.id}")
-                and attempt(act.move_to_front, w.run) is not None):
-            st.rerun()
+        to_front_button(w, f"{key}_front_{w.run.id}", row)
         if row.button("✖️ " + t("queue.cancel"), key=f"{key}_cancel_{w.run.id}"):
             cancelled = attempt(act.cancel, w.run)
             if cancelled is not None:
@@ -62,6 +60,22 @@ def queue_panel(store: RunStore, key: str) -> None:
     if len(shown) < len(single):
         st.caption(t("queue.more", n=len(single) - len(shown)))
     st.caption(t("queue.policy"))
+
+
+def my_waiting_run(store: RunStore, run_id: str | None) -> QueuedRun | None:
+    """The run `run_id` (this session's last Start) while it waits in the queue, with its place."""
+    if run_id is None:
+        return None
+    return next((w for w in RunQueue(store).waiting() if w.run.id == run_id), None)
+
+
+def to_front_button(w: QueuedRun, key: str, where=st) -> None:
+    """Move to front, for whoever may (an admin: the whole queue; the owner: ahead of their own runs)."""
+    act = actions()
+    if (w.position > 1 and act.person.may("move_to_front", w.run)
+            and where.button("⏫ " + t("queue.to_front"), key=key)
+            and attempt(act.move_to_front, w.run) is not None):
+        st.rerun()
 
 
 def queue_line(store: RunStore) -> None:

@@ -18,12 +18,13 @@ from ui.identity import actions, attempt
 from ui.language import label, language, say, status_word, t
 from ui.live import run_snapshot, shared_views
 from ui.pacing import controls, notice_text, pacing
-from ui.present import presenting
+from ui.present import chart_config, presenting
 from ui.schedule_view import current_learning_rate
+from ui.start_pace import start_pace_picker
 from ui.text import code, literal
 
 __all__ = ["RunView", "HeaderState", "build_view", "view_of", "start_form", "start_button", "header_state",
-           "draw_header", "draw_lesson", "draw_body", "notice_text"]
+           "draw_header", "draw_lesson", "draw_body", "notice_text", "curve_options"]
 
 LOG_LINES = 60
 
@@ -78,15 +79,16 @@ def start_button(store: RunStore, config: TrainConfig, disabled_by: bool = False
     if notice:
         st.toast(notice)
     busy = store.active_run() is not None
+    pace = start_pace_picker(key)
     if not st.button("▶️ " + t("train.start"), type="primary", disabled=disabled_by, key=key,
                      help=t("train.queues_when_busy") if busy else None):
         return False
     try:
-        run_id = actions().start(config, name=name or None)
+        run_id = actions().start(config, name=name or None, pace=pace)
     except (ValueError, OSError) as e:
         st.error(t("train.could_not_start", error=say(e)))
         return False
-    st.session_state["run_id"] = run_id
+    st.session_state["run_id"] = st.session_state["started_run_id"] = run_id
     mine = next((w for w in RunQueue(store).waiting() if w.run.id == run_id), None)
     if mine is not None:  # said after the rerun that follows
         st.session_state["_train_notice"] = t("queue.queued", position=mine.position,
@@ -113,8 +115,8 @@ def start_form(store: RunStore, config: TrainConfig) -> None:
 def draw_header(view: RunView) -> tuple[HeaderState, CurveOptions]:
     """The part of a run's view that does not change at every step, drawn outside the polling fragment (each
     element there is redrawn for every viewer at every poll, and a click on a button being redrawn could be
-    lost): heading, owner, Pause/Resume/Stop, the lesson's pacing (unless presenting: draw_lesson, below the
-    curves), the curves' options. What it showed, and the options chosen."""
+    lost): heading, owner, Pause/Resume/Stop, the lesson's pacing, the curves' options (presenting: the lesson
+    bar instead, ui/lesson_bar.py). What it showed, and the options chosen."""
     run = view.run
     st.subheader(f"{STATUS_ICONS.get(run.status, '')} {literal(run.name)} — {status_word(run.status)}")
     if run.submitter:
@@ -123,9 +125,8 @@ def draw_header(view: RunView) -> tuple[HeaderState, CurveOptions]:
         st.info(t("train.external", pid=run.pid or "?", host=literal(run.host or "?")))
     if run.active:
         controls(run)
-        if not presenting():
-            draw_lesson(view)
-    return header_state(run), _curve_options()
+        draw_lesson(view)
+    return header_state(run), curve_options()
 
 
 def draw_lesson(view: RunView) -> None:
@@ -147,7 +148,7 @@ def draw_body(store: RunStore, view: RunView, options: CurveOptions) -> None:
         st.code(view.log or t("train.empty_log"), language=None)
 
 
-def _curve_options() -> CurveOptions:
+def curve_options() -> CurveOptions:
     left, right, _ = st.columns([3, 2, 1])
     smoothing = left.slider(t("train.smoothing"), 0.0, 0.99, 0.8, 0.01, key="smoothing", help=t("train.smoothing_help"))
     log_y = right.toggle(t("train.log_scale"), key="log_y")
@@ -161,7 +162,7 @@ def _curves(store: RunStore, view: RunView, options: CurveOptions) -> None:
                len(h.lr_changes))
     figure = shared_views().get((str(store.root), view.run.id, "curves", options, language()),
                                 lambda: curves(h, options), version)
-    st.plotly_chart(figure, width="stretch", key="curves")
+    st.plotly_chart(figure, width="stretch", key="curves", config=chart_config())
     note = downsampling_note(view.history)
     if note:
         st.caption(note)

@@ -12,7 +12,7 @@ from core.config import TrainConfig
 from core.runs import launcher
 from core.runs.people import NotAllowed, Owned, Person
 from core.runs import optuna_sweep as sweeps
-from core.runs.rows import HistoryLine, RequestNotice, Run
+from core.runs.rows import FULL_SPEED, HistoryLine, RequestNotice, Run, StartPace
 from core.runs.optuna_sweep import SweepInfo
 from core.runs.run_queue import RunQueue
 from core.runs.store import RunStore
@@ -37,9 +37,10 @@ class Actions:
         self.store, self.person = store, person
 
     # --- anyone signed in --------------------------------------------------------------------------------------
-    def start(self, config: TrainConfig, name: str | None = None, source: str = "dashboard") -> str:
+    def start(self, config: TrainConfig, name: str | None = None, source: str = "dashboard",
+              pace: StartPace = FULL_SPEED) -> str:
         run_id = launcher.start(self.store, config, name=name, source=source, submitter=self.person.ident,
-                                capped=not self.person.admin)
+                                capped=not self.person.admin, pace=pace)
         self._did("start", self.store.get(run_id), detail=source)
         return run_id
 

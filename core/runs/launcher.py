@@ -13,7 +13,7 @@ from core.config import TrainConfig
 from core.runtime import child_environment
 from core.messages import Message
 from core.runs.processes import pid_alive
-from core.runs.rows import RequestNotice
+from core.runs.rows import FULL_SPEED, RequestNotice, StartPace
 from core.runs.dask_executor import DaskExecutor, scheduler_setting
 from core.runs.dispatcher import Dispatcher
 from core.runs.run_queue import RunQueue
@@ -65,11 +65,11 @@ def shutdown(store: RunStore) -> None:
 
 
 def start(store: RunStore, config: TrainConfig, name: str | None = None, source: str = "dashboard",
-          submitter: str = "", capped: bool = True) -> str:
+          submitter: str = "", capped: bool = True, pace: StartPace = FULL_SPEED) -> str:
     """Queue a run and start it now if a slot is free (and this process may dispatch); returns its id. Never
     refused for being busy: it waits its turn (core/runs/run_queue.py); refused when its submitter already has
     too many waiting (capped: not for an admin)."""
-    run_id = RunQueue(store).submit(config, name, source, submitter, capped=capped)
+    run_id = RunQueue(store).submit(config, name, source, submitter, capped=capped, pace=pace)
     dispatcher_for(store).tick()
     return run_id
 

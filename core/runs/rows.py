@@ -39,6 +39,21 @@ class Request(StrEnum):
     STOP = "stop"
 
 
+@dataclass(frozen=True)
+class StartPace:
+    """How a run begins: paused before its first step (a lesson's Step ×n shows the first steps), and in slow
+    motion from its first step. Either can be changed while it trains."""
+    paused: bool = False
+    step_delay: float = 0.0  # seconds before every step (core/training/run_control.MAX_STEP_DELAY_S at most)
+
+    def row(self) -> dict:
+        """The run row's columns that carry it."""
+        return {"request": Request.PAUSE if self.paused else Request.RUN, "step_delay": float(self.step_delay)}
+
+
+FULL_SPEED = StartPace()
+
+
 ACTIVE = (Status.STARTING, Status.RUNNING, Status.PAUSED)
 QUEUED = Status.QUEUED
 FINISHED = (Status.COMPLETED, Status.EARLY_STOPPED, Status.STOPPED, Status.DIVERGED, Status.FAILED,

@@ -22,7 +22,7 @@ import time
 from dataclasses import dataclass
 
 from core.config import TrainConfig
-from core.runs.rows import QUEUED, QueueState, Run
+from core.runs.rows import FULL_SPEED, QUEUED, QueueState, Run, StartPace
 from core.runs.store import RunStore
 
 __all__ = ["RunQueue", "QueuedRun", "SLOTS_ENV", "slots_setting", "dispatch_order"]
@@ -90,16 +90,17 @@ class RunQueue:
 
     # --- submitting ------------------------------------------------------------------------------------------
     def submit(self, config: TrainConfig, name: str | None, source: str, submitter: str,
-               waiter_pid: int | None = None, capped: bool = True) -> str:
+               waiter_pid: int | None = None, capped: bool = True, pace: StartPace = FULL_SPEED) -> str:
         """Queue a run (never refused for being busy); returns its id. waiter_pid: a process that will train
         it itself when it may start (the command line); otherwise a dispatcher starts a worker for it.
         capped: refused (ExplainedValueError) when its submitter already has STUDIO_MAX_QUEUED_PER_PERSON runs
-        waiting — False for an admin, and for a sweep's runs (a sweep queues a bounded few at a time)."""
+        waiting — False for an admin, and for a sweep's runs (a sweep queues a bounded few at a time).
+        pace: paused before its first step, or in slow motion from it."""
         needed = min(max(config.workers, 1), self.slots)  # more workers than slots: it takes the whole host
         run_id = self.store.create_run(config, name=name, source=source, status=QUEUED, exclusive=False,
                                        most_queued=max_queued_setting() if capped else None,
                                        submitter=submitter or "", queue_order=time.time(), waiter_pid=waiter_pid,
-                                       slots=needed)  # one insert: a dispatcher never sees it half made
+                                       slots=needed, **pace.row())  # one insert: a dispatcher never sees it half made
         self.store.log(run_id, f"queued by {submitter or 'someone'} ({source})")
         return run_id
 

@@ -1,0 +1,87 @@
+"""The lesson's control bar, atop Train in presentation mode: the run's name and state, then Pause/Resume,
+Step ×n, slow motion, the learning rate and Stop in one row, so the live curves below it share the room's first
+screen (853×480 CSS px: a 1280×720 projector at 150 %). Slow motion and the rate open from their buttons; the
+same requests as the pacing box (ui/pacing.py) go through the run store."""
+from __future__ import annotations
+
+import streamlit as st
+
+from core.runs.rows import Run
+from core.runs.store import MAX_STEP_REQUEST, RunStore
+from ui.format import STATUS_ICONS, fmt_eta
+from ui.identity import actions, attempt, owner_label
+from ui.language import status_word, t
+from ui.pacing import DELAYS, delay_label, on_apply, on_step, say_kept, set_delay, toast_notice
+from ui.queue_view import my_waiting_run, to_front_button
+from ui.text import literal
+
+__all__ = ["lesson_bar"]
+
+
+def lesson_bar(store: RunStore, run: Run, learning_rate: float | None) -> None:
+    """Name and state, the run's controls for its owner (a line saying who may, for others), and this session's
+    own run when it waits in the queue."""
+    title = st.container(horizontal=True, vertical_alignment="center", key="lesson_title")
+    title.markdown(f"#### {STATUS_ICONS.get(run.status, '')} {literal(run.name)} — {status_word(run.status)}")
+    _my_queued_run(store, run)
+    if not run.active:
+        return
+    if run.external or not actions().person.may("pause", run):
+        st.caption(t("train.controls_owner", owner=literal(owner_label(run))))
+        return
+    say_kept()
+    title.space("stretch")
+    if title.button("⏹️ " + t("train.stop"), key="stop"):  # apart from the others: not pressed by mistake
+        toast_notice(attempt(actions().stop, run))
+    bar = st.container(horizontal=True, vertical_alignment="bottom", gap="small", key="lesson_bar")
+    _pause_or_resume(bar, run)
+    if run.config.workers == 1:
+        _step(bar, run)
+    _slow_motion(bar, run)
+    if run.config.workers == 1 and learning_rate is not None:
+        _rate(bar, run, learning_rate)
+
+
+def _pause_or_resume(bar, run: Run) -> None:
+    if run.status == "paused":
+        if bar.button("▶️ " + t("train.resume"), key="resume", type="primary"):
+            toast_notice(attempt(actions().resume, run))
+    elif bar.button("⏸️ " + t("train.pause"), key="pause", disabled=run.status != "running"):
+        toast_notice(attempt(actions().pause, run))
+
+
+def _step(bar, run: Run) -> None:
+    n = int(st.session_state.get("step_n", 10))
+    bar.button("⏭️ " + t("train.step_button", n=n), key="step", on_click=on_step, args=(run,),
+               help=t("train.step_help"))
+    with bar.container(width=80):
+        st.number_input(t("train.step_n"), min_value=1, max_value=MAX_STEP_REQUEST, value=10, step=1,
+                        key="step_n", label_visibility="collapsed")
+
+
+def _slow_motion(bar, run: Run) -> None:
+    key = f"delay_{run.id}"
+    with bar.popover("🐢 " + delay_label(run.step_delay or 0.0), help=t("train.slow_motion_help")):
+        # value=, never a value put in the session state: a slider in a popover not yet opened reported the
+        # widget's default with the next click of another button, and that was taken for a choice
+        nearest = min(DELAYS, key=lambda d: abs(d - (run.step_delay or 0.0)))
+        st.select_slider(t("train.slow_motion"), options=DELAYS, key=key, format_func=delay_label,
+                         on_change=set_delay, args=(run, key, run.step_delay or 0.0), value=nearest)
+
+
+def _rate(bar, run: Run, learning_rate: float) -> None:
+    with bar.popover("📈 " + t("train.rate_button", lr=f"{learning_rate:g}"), help=t("train.learning_rate_help")):
+        st.text_input(t("train.learning_rate_next"), value=f"{learning_rate:g}", key=f"lr_{run.id}")
+        st.button("✔️ " + t("train.apply_lr"), key="apply_lr", on_click=on_apply, args=(run,))
+        if "_lr_error" in st.session_state:
+            st.error(st.session_state.pop("_lr_error"))
+
+
+def _my_queued_run(store: RunStore, shown: Run) -> None:
+    """This session's run, when it waits behind the one on screen: said where the teacher looks."""
+    mine = my_waiting_run(store, st.session_state.get("started_run_id"))
+    if mine is not None and mine.run.id != shown.id:
+        row = st.container(horizontal=True, vertical_alignment="center")
+        row.info("⏳ " + t("queue.mine_waiting", name=literal(mine.run.name), position=mine.position,
+                          eta=fmt_eta(mine.starts_in_s)))
+        to_front_button(mine, "lesson_front", row)
