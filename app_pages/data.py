@@ -8,7 +8,7 @@ from core.data.folders import validate_mnist_dir
 from core.data.download_job import DownloadJob
 from core.data.idx import DataError
 from ui.charts import DIGITS, digit_axis
-from ui.identity import actions
+from ui.identity import actions, refused_here
 from ui.language import say, t
 from ui.pipeline_view import on_common_scale
 from ui.session import (check_download_target, check_user_path, default_download_dir, get_config, set_config,
@@ -42,7 +42,8 @@ elif source == "folder":
 elif source == "download":
     target = st.text_input(t("data.download_into"), value=str(default_download_dir()), key="download_target")
     job: DownloadJob | None = st.session_state.get("download")
-    if (job is None or job.ended) and st.button("⬇️ " + t("data.download"), type="primary"):
+    if (job is None or job.ended) and not refused_here("download_data") and st.button("⬇️ " + t("data.download"),
+                                                                                       type="primary"):
         try:
             st.session_state["download"] = DownloadJob.start(check_download_target(target))
             actions().did("download_data", target=str(target))

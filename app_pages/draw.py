@@ -8,6 +8,7 @@ from streamlit_drawable_canvas import st_canvas  # only here: it fails to import
 from core.app import model_service
 from core.model.checkpoint import CheckpointError
 from core.data.drawing import DrawingError, to_mnist
+from ui.canvas_toolbar import show_canvas_toolbar
 from ui.charts import DIGITS, digit_axis
 from ui.language import say, t
 from ui.run_picker import pick_trained_run
@@ -31,6 +32,7 @@ with left:
     canvas = st_canvas(stroke_width=width, stroke_color="#FFFFFF", background_color="#000000", height=280,
                        width=280, drawing_mode="freedraw", update_streamlit=True, return_image_data=True,
                        key="canvas")
+    show_canvas_toolbar()
 try:
     digit = to_mnist(canvas.image_data if canvas is not None else None)
 except DrawingError as e:
@@ -56,7 +58,7 @@ if digit is not None:
                                marker_color=["#2f80ed" if i == best else "#7f8c8d" for i in range(10)]))
         fig.update_layout(height=260, yaxis=dict(range=[0, 1], title=t("draw.probability")),
                           xaxis=digit_axis(t("draw.digit")), margin=dict(l=10, r=10, t=10, b=10))
-        st.plotly_chart(for_room(fig), width="stretch", key="probs")
+        st.plotly_chart(for_room(fig), width="stretch", key="probs", config={"displayModeBar": False})
         keep_drawing(get_store(), run, digit, best, target)
 
     # A toggle, not an expander: an expander's body runs on every stroke even when closed, and this view

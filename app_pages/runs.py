@@ -13,7 +13,7 @@ from ui.queue_view import queue_panel
 from ui.records_view import records_download
 from ui.format import fmt_duration, network_word, readable, run_label
 from ui.run_picker import with_local_checkpoint
-from ui.identity import actions, attempt, history_panel, owner_label
+from ui.identity import actions, attempt, history_panel, owner_label, refused_here
 from ui.text import literal
 from ui.language import label, say, status_word, t
 from ui.session import get_store
@@ -26,7 +26,7 @@ runs = store.list_runs()
 # Open while it holds a file: it opens by itself for an empty store, and closing it once the upload made a run
 # hid the upload's outcome (found by tests/test_browser_actions.py).
 with st.expander("⬆️ " + t("runs.upload"), expanded=not runs or st.session_state.get("upload") is not None):
-    up = st.file_uploader(t("runs.upload_label"), type=["ckpt"], key="upload")
+    up = None if refused_here("upload") else st.file_uploader(t("runs.upload_label"), type=["ckpt"], key="upload")
     if up is not None and st.session_state.get("uploaded") != up.file_id:
         try:
             act = actions()

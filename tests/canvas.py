@@ -21,3 +21,21 @@ def ink(page) -> int:
     return page.locator("canvas.dc-canvas.lower-canvas").first.evaluate(
         "c => { const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data; let n = 0;"
         " for (let i = 0; i < d.length; i += 4) if (d[i] > 128) n++; return n; }")
+
+
+def touch_stroke(page, points) -> None:
+    """The same stroke with a finger: touch events through Chromium's DevTools protocol (a phone context)."""
+    canvas = page.locator("canvas.upper-canvas").first
+    canvas.scroll_into_view_if_needed()
+    box = canvas.bounding_box()
+    x0, y0, s = box["x"], box["y"], box["width"] / 280
+    cdp = page.context.new_cdp_session(page)
+    at = lambda x, y: [{"x": x0 + x * s, "y": y0 + y * s}]  # noqa: E731
+    cdp.send("Input.dispatchTouchEvent", {"type": "touchStart", "touchPoints": at(*points[0])})
+    for (xa, ya), (xb, yb) in zip(points, points[1:]):
+        for i in range(1, 13):
+            f = i / 12
+            cdp.send("Input.dispatchTouchEvent", {"type": "touchMove", "touchPoints": at(xa + (xb - xa) * f,
+                                                                                          ya + (yb - ya) * f)})
+    cdp.send("Input.dispatchTouchEvent", {"type": "touchEnd", "touchPoints": []})
+    cdp.detach()

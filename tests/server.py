@@ -79,12 +79,12 @@ def require_chromium(pytest) -> None:
 
 
 @contextmanager
-def served_browser(root: Path, shots: Path | None = None):
+def served_browser(root: Path, shots: Path | None = None, extra_env: dict | None = None):
     """An app server on the store in root and one headless Chromium: (url, store, browser) while it lasts; the
     server's log tail is printed at the end (pytest shows it when a test failed)."""
     from playwright.sync_api import sync_playwright  # deferred: only browser tests need Playwright
     from core.runs.store import RunStore
-    srv = start_server(root)
+    srv = start_server(root, extra_env=extra_env)
     if shots is not None:
         shots.mkdir(parents=True, exist_ok=True)
     try:

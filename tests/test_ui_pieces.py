@@ -96,7 +96,7 @@ def test_the_pipeline_preview_shows_rescale_and_normalize_differently():
     assert all(v.min() >= 0.0 and v.max() <= 1.0 for v in views)
 
 
-def test_curves_smooth_band_downsampled_runs_mark_learning_rate_changes_and_present_two_per_row():
+def test_curves_smooth_band_downsampled_runs_mark_learning_rate_changes_and_present_a_lesson_screen():
     from core.runs.rows import StepRow
     from core.training.events import EpochMetrics, LearningRateEvent, ValidationEvent
     from ui.curves import CurveOptions, History, curves, downsampling_note, smooth
@@ -117,10 +117,14 @@ def test_curves_smooth_band_downsampled_runs_mark_learning_rate_changes_and_pres
     assert "mean of 10 consecutive steps" in downsampling_note(history)
     raw = curves(history, CurveOptions(smoothing=0.0))
     assert "smoothed" not in [trace.name for trace in raw.data]
-    present = curves(history, CurveOptions(present=True))
-    rows = {(ax.domain[0], ax.domain[1]) for ax in (present.layout.yaxis, present.layout.yaxis2, present.layout.yaxis3)}
-    assert len(rows) == 2, "presenting: the step loss across the top, two charts below it"
-    assert present.layout.xaxis.tickfont.size == 20
+    present = curves(history, CurveOptions(present=True, log_y=True))
+    assert "yaxis3" not in present.layout.to_plotly_json(), "presenting: loss and accuracy, side by side"
+    loss_panel = {tr.name for tr in present.data if tr.xaxis == "x"}
+    assert {"step loss", "smoothed", "train loss", "validation loss"} <= loss_panel, loss_panel
+    assert all(not tr.showlegend for tr in present.data if tr.xaxis == "x2"), "one legend row: colours shared"
+    assert present.layout.yaxis.type == "log" and present.layout.yaxis2.tickformat == ".0%"
+    assert present.layout.height <= 300 and present.layout.xaxis.tickfont.size == 20
+    assert [s.x0 for s in present.layout.shapes] == [120]
 
 
 def test_the_live_poll_interval_grows_at_once_and_shrinks_only_with_room():

@@ -29,7 +29,8 @@ RAW, SMOOTH, TRAIN, VAL, MARK = "rgba(120,160,255,0.35)", "#2f80ed", "#f2994a", 
 class CurveOptions:
     smoothing: float = 0.8   # as TensorBoard's slider: the weight of the previous smoothed value (0: off)
     log_y: bool = False      # loss axes on a log scale
-    present: bool = False    # presentation mode: large text, at most two charts per row
+    present: bool = False    # presentation mode: large text, loss and accuracy side by side
+    compact: bool = False    # a phone: loss and accuracy side by side, in the usual type
 
 
 @dataclass(frozen=True)
@@ -55,7 +56,7 @@ def downsampling_note(h: History) -> str | None:
 
 
 def curves(h: History, o: CurveOptions) -> go.Figure:
-    if o.present:
+    if o.present or o.compact:
         return _lesson_curves(h, o)
     per_step = bool(h.validations)
     titles = (t("train.step_loss"), t("train.loss_by_step") if per_step else t("train.epoch_loss"),
@@ -73,8 +74,8 @@ def curves(h: History, o: CurveOptions) -> go.Figure:
 
 
 def _lesson_curves(h: History, o: CurveOptions) -> go.Figure:
-    """For a room: loss and accuracy side by side, by step, low enough to share the first screen with the
-    lesson's control bar; every loss (each step's, smoothed, each epoch's, each validation's) on one axis."""
+    """For a room or a phone: loss and accuracy side by side, by step, low enough to share the first screen with
+    the lesson's control bar; every loss (each step's, smoothed, each epoch's, each validation's) on one axis."""
     fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.12)  # axis titles, not subplot titles: lower
     _step_loss(fig, h, o, 1, 1)
     _by_step(fig, h, (1, 1), (1, 2))
@@ -82,7 +83,8 @@ def _lesson_curves(h: History, o: CurveOptions) -> go.Figure:
     # the accuracy lines take the colours of their loss lines, and their legend entries: one legend row
     fig.for_each_trace(lambda tr: tr.update(showlegend=False, legendgroup=tr.legendgroup.replace("acc", "loss")),
                        selector=dict(xaxis="x2"))
-    room_fonts(fig)
+    if o.present:
+        room_fonts(fig)
     fig.update_layout(height=LESSON_HEIGHT, margin=dict(l=10, r=10, t=36, b=10),
                       legend=dict(orientation="h", yanchor="bottom", y=1.0, xanchor="left", x=0,
                                   font=dict(size=LESSON_LEGEND_FONT)))

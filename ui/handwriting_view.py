@@ -18,7 +18,7 @@ from core.runs.handwriting import HandwritingSet
 from core.runs.rows import Run
 from core.runs.store import RunStore
 from ui.confusion import DrawTarget
-from ui.identity import actions, attempt, current_person
+from ui.identity import actions, attempt, current_person, refused_here
 from ui.language import say, status_word, t
 from ui.live import SIDEBAR_POLL_S
 from ui.pacing import notice_text
@@ -74,6 +74,8 @@ def handwriting(store: RunStore, run: Run) -> None:
 def _fine_tune(store: RunStore, run: Run, mine: HandwritingSet, drawings) -> None:
     st.markdown("#### 🎯 " + t("draw.finetune_header", name=literal(run.name)))
     st.caption(t("draw.finetune_explain", epochs=finetune.EPOCHS))
+    if refused_here("finetune"):
+        return
     if st.button("🎯 " + t("draw.finetune", n=len(drawings)), key="finetune", disabled=not drawings):
         try:
             made = finetune.plan(store, run, drawings)

@@ -25,10 +25,13 @@ from core.runs.actions import Actions, history
 from core.runs.people import LOCAL, MAX_NAME, NotAllowed, Person, claim_name, person
 from core.runs.rows import Run
 from ui.language import say, t
+from core.app.passes import VIEWER
 from ui.deployment import configured_password, oidc_configured
+from ui.gate import session_role
 from ui.session import get_store
 
-__all__ = ["identify", "current_person", "actions", "attempt", "owner_label", "history_panel", "COOKIE"]
+__all__ = ["identify", "current_person", "actions", "attempt", "owner_label", "history_panel", "COOKIE",
+           "refused_here"]
 
 T = TypeVar("T")
 COOKIE = "studio_person"  # "<token>:<name>" of a shared-password server's display name
@@ -46,6 +49,10 @@ def identify() -> None:
     else:
         st.session_state[_KEY] = _display_name()
     who = st.session_state[_KEY]
+    if session_role() == VIEWER and not who.viewer:  # in by the class link: watches and draws
+        who = st.session_state[_KEY] = replace(who, viewer=True, admin=False)
+    if who.viewer:
+        st.sidebar.caption("👀 " + t("gate.viewing"))
     if who.name and not who.signed_in_with_provider:  # signed-in users see theirs beside Sign out (_signed_in)
         st.sidebar.caption(t("gate.you_are", name=who.name))
 
@@ -67,6 +74,14 @@ def attempt(act: Callable[..., T], *args, show: Callable[[str], object] = st.err
     except NotAllowed as e:
         show(say(e))
         return None
+
+
+def refused_here(what: str) -> bool:
+    """True (and said, in a line) where this person may not do `what` at all: a viewer's Start, sweep, upload."""
+    if current_person().may(what):
+        return False
+    st.caption("👀 " + t("gate.viewer_cannot", what=t(f"messages.action_{what}")))
+    return True
 
 
 def owner_label(run: Run) -> str:

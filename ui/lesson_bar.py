@@ -8,6 +8,7 @@ import streamlit as st
 
 from core.runs.rows import Run
 from core.runs.store import MAX_STEP_REQUEST, RunStore
+from ui.class_link import class_link_popover
 from ui.format import STATUS_ICONS, fmt_eta
 from ui.identity import actions, attempt, owner_label
 from ui.language import status_word, t
@@ -23,6 +24,8 @@ def lesson_bar(store: RunStore, run: Run, learning_rate: float | None) -> None:
     own run when it waits in the queue."""
     title = st.container(horizontal=True, vertical_alignment="center", key="lesson_title")
     title.markdown(f"#### {STATUS_ICONS.get(run.status, '')} {literal(run.name)} — {status_word(run.status)}")
+    title.space("stretch")
+    class_link_popover(title)
     _my_queued_run(store, run)
     if not run.active:
         return
@@ -30,7 +33,6 @@ def lesson_bar(store: RunStore, run: Run, learning_rate: float | None) -> None:
         st.caption(t("train.controls_owner", owner=literal(owner_label(run))))
         return
     say_kept()
-    title.space("stretch")
     if title.button("⏹️ " + t("train.stop"), key="stop"):  # apart from the others: not pressed by mistake
         toast_notice(attempt(actions().stop, run))
     bar = st.container(horizontal=True, vertical_alignment="bottom", gap="small", key="lesson_bar")

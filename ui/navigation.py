@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from ui.class_link import class_link_popover
 from ui.language import language_switch, t
 from ui.present import presentation_switch
 from ui.run_picker import reserve_status_slot, sidebar_footer, sidebar_status
@@ -47,4 +48,5 @@ def render_sidebar(page_draws_status: bool = False) -> None:
             sidebar_status()
         sidebar_footer()
         language_switch()
+        class_link_popover()
         presentation_switch(t("common.presentation_mode"), t("common.presentation_help"))

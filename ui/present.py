@@ -8,7 +8,7 @@ import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 __all__ = ["PRESENT_PARAM", "presenting", "presentation_switch", "presentation_style", "for_room", "room_fonts",
-           "CHART_FONT", "chart_config"]
+           "CHART_FONT", "chart_config", "on_phone"]
 
 PRESENT_PARAM = "present"
 CHART_FONT = 20        # px of chart text when presenting (Plotly's default is 12)
@@ -62,10 +62,17 @@ def presentation_style() -> None:
     st.html(ROOM_CSS)
 
 
+def on_phone() -> bool:
+    """Whether this session's browser says it is a phone (its user agent's "Mobi", as browsers mark phones)."""
+    if get_script_run_ctx(suppress_warning=True) is None:
+        return False
+    return "Mobi" in (st.context.headers.get("User-Agent") or "")
+
+
 def chart_config() -> dict:
-    """Plotly's options for a chart: no toolbar in a room (on a projector or a phone it covers the legend and
-    the top of the data, and a lesson has no use for zoom buttons)."""
-    return {"displayModeBar": False} if presenting() else {"displaylogo": False}
+    """Plotly's options for a chart: no toolbar in a room or on a phone (there it covers the legend and the top
+    of the data, and a lesson has no use for zoom buttons)."""
+    return {"displayModeBar": False} if presenting() or on_phone() else {"displaylogo": False}
 
 
 def room_fonts(fig):

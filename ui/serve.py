@@ -27,7 +27,7 @@ def main(argv: list[str]) -> None:
     if args.database_url:
         os.environ[DATABASE_URL_ENV] = args.database_url
     launcher.serve(RunStore())  # the store the app's pages open
-    cli.main(["run", "app.py", *rest], prog_name="streamlit")
+    cli.main(["run", "studio_server.py", *rest], prog_name="streamlit")  # app.py and the access route
 
 
 if __name__ == "__main__":

@@ -13,7 +13,7 @@ from core.runs import launcher
 from core.runs import optuna_sweep as sweeps
 from core.runs.store import RunStore
 from ui.charts import EPOCH_AXIS, RUN_COLOURS
-from ui.identity import actions
+from ui.identity import actions, refused_here
 from ui.language import say, t
 from ui.present import for_room
 from ui.session import get_store
@@ -40,6 +40,8 @@ def _default_values(config: TrainConfig, name: str, sampler: str) -> str:
 
 def sweep_form(store: RunStore, config: TrainConfig) -> None:
     """Choose the settings to vary and how; Start sweep queues its first settings and opens the Sweeps page."""
+    if refused_here("sweep"):
+        return
     st.caption(t("sweep.explain"))
     names = st.multiselect(t("sweep.vary"), sweeps.SWEEPABLE, default=["learning_rate"], key="sweep_vary",
                            format_func=lambda n: t(f"configure.f_{n}"))

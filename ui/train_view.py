@@ -14,11 +14,11 @@ from core.runs.run_queue import RunQueue
 from core.runs.store import RunStore
 from ui.curves import CurveOptions, History, curves, downsampling_note, read_history
 from ui.format import STATUS_ICONS, fmt_duration, fmt_eta, sentence
-from ui.identity import actions, attempt
+from ui.identity import actions, attempt, refused_here
 from ui.language import label, language, say, status_word, t
 from ui.live import run_snapshot, shared_views
 from ui.pacing import controls, notice_text, pacing
-from ui.present import chart_config, presenting
+from ui.present import chart_config, on_phone, presenting
 from ui.schedule_view import current_learning_rate
 from ui.start_pace import start_pace_picker
 from ui.text import code, literal
@@ -78,6 +78,8 @@ def start_button(store: RunStore, config: TrainConfig, disabled_by: bool = False
     notice = st.session_state.pop("_train_notice", None)
     if notice:
         st.toast(notice)
+    if refused_here("start"):
+        return False
     busy = store.active_run() is not None
     pace = start_pace_picker(key)
     if not st.button("▶️ " + t("train.start"), type="primary", disabled=disabled_by, key=key,
@@ -98,6 +100,8 @@ def start_button(store: RunStore, config: TrainConfig, disabled_by: bool = False
 
 def start_form(store: RunStore, config: TrainConfig) -> None:
     """The next run's settings, its name, and Start."""
+    if refused_here("start"):
+        return
     with st.container(border=True):
         # MindSpore's own words (the training style, the execution mode) only where they differ from the
         # defaults: a newcomer reads the network and the few settings a lesson is about
@@ -152,7 +156,7 @@ def curve_options() -> CurveOptions:
     left, right, _ = st.columns([3, 2, 1])
     smoothing = left.slider(t("train.smoothing"), 0.0, 0.99, 0.8, 0.01, key="smoothing", help=t("train.smoothing_help"))
     log_y = right.toggle(t("train.log_scale"), key="log_y")
-    return CurveOptions(smoothing, log_y, presenting())
+    return CurveOptions(smoothing, log_y, presenting(), compact=on_phone())
 
 
 def _curves(store: RunStore, view: RunView, options: CurveOptions) -> None:

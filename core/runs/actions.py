@@ -36,13 +36,20 @@ class Actions:
     def __init__(self, store: RunStore, person: Person):
         self.store, self.person = store, person
 
-    # --- anyone signed in --------------------------------------------------------------------------------------
+    # --- anyone signed in but a viewer (in by a class link) ------------------------------------------------------
     def start(self, config: TrainConfig, name: str | None = None, source: str = "dashboard",
               pace: StartPace = FULL_SPEED) -> str:
+        self.require("finetune" if source == "finetune" else "start", detail=name or "")
         run_id = launcher.start(self.store, config, name=name, source=source, submitter=self.person.ident,
                                 capped=not self.person.admin, pace=pace)
         self._did("start", self.store.get(run_id), detail=source)
         return run_id
+
+    def require(self, what: str, detail: str = "") -> None:
+        """NotAllowed (recorded as refused) unless this person may do `what` at all: a viewer may not start,
+        sweep, upload, download data or fine-tune (core/runs/people.MEMBERS_ONLY)."""
+        if not self.person.may(what):
+            self._allow(what, None, detail)
 
     def did(self, action: str, run: Run | None = None, target: str = "", detail: str = "") -> None:
         """Record an action done elsewhere (an upload, a sweep, a download of data)."""
@@ -105,7 +112,7 @@ class Actions:
         return RunQueue(self.store).move_to_front(run.id, own_line=not self.person.admin)
 
     # --- the rule and the record -------------------------------------------------------------------------------
-    def _allow(self, what: str, run: Owned, detail: str = "") -> None:
+    def _allow(self, what: str, run: Owned | None, detail: str = "") -> None:
         try:
             self.person.check(what, run)
         except NotAllowed:

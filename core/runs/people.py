@@ -18,14 +18,16 @@ from core.messages import Explained, Message
 from core.runs.store import RunStore
 from core.runs.store.team_records import fold_name
 
-__all__ = ["ADMINS_ENV", "Person", "NotAllowed", "admins", "person", "LOCAL", "CONTROLS", "claim_name",
-           "MAX_NAME"]
+__all__ = ["ADMINS_ENV", "Person", "NotAllowed", "admins", "person", "LOCAL", "CONTROLS", "MEMBERS_ONLY",
+           "claim_name", "MAX_NAME"]
 MAX_NAME = 40
 
 ADMINS_ENV = "STUDIO_ADMINS"
 # What only a run's owner or an admin may do (everyone may view, start, copy settings and re-run).
 CONTROLS = ("pause", "resume", "stop", "step", "learning_rate", "delay", "rename", "delete", "cancel",
             "move_to_front", "resume_run", "cancel_sweep", "export")
+# What a viewer (in by a class link) may not do either: they watch every run and draw on Draw & predict.
+MEMBERS_ONLY = ("start", "sweep", "upload", "download_data", "finetune")
 
 
 class Owned(Protocol):
@@ -53,6 +55,7 @@ class Person:
     email: str = ""      # from the identity provider (empty without one)
     admin: bool = False  # an admin, or the one person of a local single-user server
     signed_in_with_provider: bool = False  # proven by OpenID Connect (not a display name or an OS user)
+    viewer: bool = False  # in by a class link: watches and draws, starts and controls nothing
 
     @property
     def ident(self) -> str:
@@ -62,11 +65,15 @@ class Person:
     def owns(self, run: Owned) -> bool:
         return bool(run.submitter) and fold_name(run.submitter or "") in {fold_name(self.ident), fold_name(self.name)}
 
-    def may(self, what: str, run: Owned) -> bool:
-        return what not in CONTROLS or self.admin or self.owns(run)
+    def may(self, what: str, run: Owned | None = None) -> bool:
+        if self.viewer:
+            return what not in CONTROLS and what not in MEMBERS_ONLY
+        return what not in CONTROLS or self.admin or (run is not None and self.owns(run))
 
-    def check(self, what: str, run: Owned) -> None:
+    def check(self, what: str, run: Owned | None = None) -> None:
         """NotAllowed (saying who may) unless this person may do `what` to run."""
+        if self.viewer and not self.may(what, run):
+            raise NotAllowed("viewer_only", what=Message(f"action_{what}"))
         if not self.may(what, run):
             raise NotAllowed("not_allowed", what=Message(f"action_{what}"), name=run.name,
                              owner=run.submitter or "nobody", admins=", ".join(sorted(admins())) or ADMINS_ENV)

@@ -1,0 +1,79 @@
+"""The class link and the access cookie: signed passes (core/app/passes.py), the server's /studio/admit route
+that turns a page's ticket into an HttpOnly cookie (ui/admit_route.py), and what a viewer may do."""
+from __future__ import annotations
+
+import time
+import warnings
+
+import pytest
+from starlette.applications import Starlette
+
+from core.app.passes import (MEMBER, PASS_COOKIE, VIEWER, class_token, cookie_value, read_pass, signing_key,
+                             ticket)
+from core.config import TrainConfig
+from core.runs.actions import Actions, history
+from core.runs.people import NotAllowed, Person, person
+
+
+def test_passes_are_signed_for_one_purpose_and_expire(monkeypatch):
+    monkeypatch.delenv("STUDIO_SECRET", raising=False)
+    key = signing_key("the class password")
+    token = class_token(key)
+    assert read_pass(key, token, "class").role == VIEWER
+    assert read_pass(key, token, "cookie") is None, "a class token is not a cookie"
+    assert read_pass(signing_key("another password"), token, "class") is None, "changing the password ends it"
+    forged = token[:-2] + ("AA" if not token.endswith("AA") else "BB")
+    assert read_pass(key, forged, "class") is None
+    payload, sig = cookie_value(key, VIEWER).split(".")
+    member = cookie_value(key, MEMBER).split(".")[0]
+    assert read_pass(key, f"{member}.{sig}", "cookie") is None, "a viewer's signature does not make a member"
+    a_day_later = time.time() + 13 * 3600
+    assert read_pass(key, cookie_value(key, MEMBER), "cookie", now=a_day_later) is None, "the cookie expires"
+    tomorrow_night = (int(time.time() // 86400) + 2) * 86400 + 1
+    assert read_pass(key, token, "class", now=tomorrow_night) is None, "the class link lasts until tomorrow's end"
+    for junk in (None, "", "x", "a.b.c", "é.é", "." * 600):
+        assert read_pass(key, junk, "class") is None
+    monkeypatch.setenv("STUDIO_SECRET", "a team's secret")
+    assert signing_key("the class password") != key, "STUDIO_SECRET wins over the password"
+
+
+def test_the_admit_route_sets_an_httponly_cookie_once_per_ticket_and_stays_on_this_site(monkeypatch):
+    with warnings.catch_warnings():  # Starlette's TestClient on httpx (not httpx2) says it is deprecated
+        warnings.simplefilter("ignore")
+        from starlette.testclient import TestClient
+    monkeypatch.setenv("STUDIO_PASSWORD", "pw")
+    from ui.admit_route import ADMIT_PATH, routes
+    client = TestClient(Starlette(routes=routes()), follow_redirects=False)
+    key = signing_key("pw")
+    one = ticket(key, MEMBER)
+    answer = client.get(ADMIT_PATH, params={"ticket": one, "next": "/train?present=1"})
+    assert answer.status_code == 303 and answer.headers["location"] == "/train?present=1"
+    cookie = answer.headers["set-cookie"]
+    assert cookie.startswith(PASS_COOKIE + "=") and "HttpOnly" in cookie and "Max-Age=43200" in cookie
+    assert "samesite=lax" in cookie.lower()
+    value = cookie.split(";")[0].split("=", 1)[1]
+    assert read_pass(key, value, "cookie").role == MEMBER
+    again = client.get(ADMIT_PATH, params={"ticket": one, "next": "/train"})
+    assert again.status_code == 400 and "used already" in again.text and "set-cookie" not in again.headers
+    elsewhere = client.get(ADMIT_PATH, params={"ticket": ticket(key, VIEWER), "next": "//evil.example/x"})
+    assert elsewhere.headers["location"] == "/"
+    assert client.get(ADMIT_PATH, params={"ticket": class_token(key)}).status_code == 400, "only a ticket admits"
+
+
+def test_a_viewer_watches_and_may_start_nothing_and_every_refusal_is_recorded(store):
+    teacher = Actions(store, person("Teacher"))
+    run_id = teacher.start(TrainConfig(network="mlp", epochs=1))
+    run = store.get(run_id)
+    student = Actions(store, Person("Student", viewer=True))
+    with pytest.raises(NotAllowed) as refused:
+        student.start(TrainConfig(network="mlp", epochs=1))
+    assert "class link" in str(refused.value)
+    for act in (student.pause, student.stop, student.cancel, student.delete):
+        with pytest.raises(NotAllowed):
+            act(run)
+    with pytest.raises(NotAllowed):
+        student.require("sweep")
+    assert student.person.may("view", run) and student.person.may("draw")
+    refused_lines = [h for h in history(store) if h.who == "Student"]
+    assert refused_lines and not any(h.allowed for h in refused_lines)
+    assert [r.id for r in store.list_runs()] == [run_id], "nothing the viewer tried was started"
