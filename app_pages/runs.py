@@ -12,6 +12,7 @@ from ui.export_view import export_panel
 from ui.queue_view import queue_panel
 from ui.records_view import records_download
 from ui.format import fmt_duration, network_word, readable, run_label
+from ui.run_filters import filtered_runs, tags_and_note
 from ui.run_picker import with_local_checkpoint
 from ui.identity import actions, attempt, history_panel, owner_label, refused_here
 from ui.text import literal
@@ -42,6 +43,10 @@ if not runs:
     st.info(t("runs.no_runs"))
     st.stop()
 queue_panel(store, key="runs_queue")
+shown_runs = filtered_runs(runs)
+if not shown_runs:
+    st.info(t("runs.none_match"))
+    st.stop()
 
 # The key figures, narrow enough for 1400 px at 150 % zoom; every setting is in the run's details below.
 table = pd.DataFrame([{
@@ -50,13 +55,15 @@ table = pd.DataFrame([{
     "best val acc": None if r.best_val_acc is None else 100 * r.best_val_acc, "epochs": f"{r.epoch}/{r.config.epochs}",
     "duration": fmt_duration(r.duration), "created": dt.datetime.fromtimestamp(r.created).strftime("%Y-%m-%d %H:%M"),
     "owner": f"{owner_label(r)} · {r.source}",  # who, and from where (dashboard, cli, sweep, finetune, ...)
-} for r in runs])
+    "tags": ", ".join(r.tags),
+} for r in shown_runs])
 st.dataframe(table, hide_index=True, width="stretch",
              column_config={**{c: t(f"runs.col_{c.replace(' ', '_')}") for c in table.columns},
                             "best val acc": st.column_config.NumberColumn(t("runs.col_best_val_acc"),
                                                                           format="%.1f %%")})  # one format
 
-run = with_local_checkpoint(store, st.selectbox(t("train.run"), runs, format_func=run_label, key="runs_selected"))
+run = with_local_checkpoint(store, st.selectbox(t("train.run"), shown_runs, format_func=run_label,
+                                               key="runs_selected"))
 if run.external:  # what its script passed, as it passed it: the studio's config would only be its defaults
     st.caption(t("runs.script_settings"))
     st.dataframe(pd.DataFrame([{t("runs.setting"): literal(str(k)), t("runs.value"): readable(v)}
@@ -68,6 +75,7 @@ else:
 st.caption(t("runs.run_id", run_id=run.id) + " · " + t("runs.owned_by", owner=literal(owner_label(run)))
            + " · " + t("runs.from_source", source=run.source))
 st.caption(say(run))
+tags_and_note(run)
 a, b, c = st.columns(3)
 with a:
     new_name = st.text_input(t("runs.name"), value=run.name, key=f"name_{run.id}")

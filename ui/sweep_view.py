@@ -2,6 +2,8 @@
 settings table, parallel coordinates linked to the curves, seed bands, Promote)."""
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
@@ -43,7 +45,8 @@ def sweep_form(store: RunStore, config: TrainConfig) -> None:
     if refused_here("sweep"):
         return
     st.caption(t("sweep.explain"))
-    names = st.multiselect(t("sweep.vary"), sweeps.SWEEPABLE, default=["learning_rate"], key="sweep_vary",
+    # two settings by default: the page then shows which of them mattered most (parameter importance)
+    names = st.multiselect(t("sweep.vary"), sweeps.SWEEPABLE, default=["learning_rate", "batch_size"], key="sweep_vary",
                            format_func=lambda n: t(f"configure.f_{n}"))
     a, b, c, d = st.columns(4)
     sampler = a.selectbox(t("sweep.sampler"), sweeps.SAMPLERS, key="sweep_sampler",
@@ -89,7 +92,7 @@ def settings_table(found: list[sweeps.Setting]) -> None:
     for i, s in enumerate(found):
         spread = s.spread
         rows.append({
-            t("sweep.col_rank"): ("⭐ " if i == 0 and s.mean is not None else "") + f"#{s.trial}",
+            t("sweep.col_rank"): ("⭐ " if i == 0 and s.mean is not None else "") + str(i + 1),
             t("sweep.col_setting"): _values_text(s.values), t("sweep.col_state"): t(f"status.{s.state}"),
             t("sweep.col_mean"): f"{s.mean:.2%}" if s.mean is not None else "–",
             t("sweep.col_min_max"): f"{spread[0]:.2%} – {spread[1]:.2%}" if spread else "–",
@@ -130,24 +133,61 @@ def _kept(s: sweeps.Setting, chosen: dict[str, tuple]) -> bool:
     return True
 
 
+def _log_spaced(space: sweeps.Space, values: list) -> bool:
+    """A log range, or numbers over two decades or more (0.001, 0.01, 0.1): drawn on a log axis."""
+    return space.log or (_numeric(values) and bool(values) and min(values) > 0 and max(values) / min(values) >= 100)
+
+
+def _log_ticks(values: list) -> tuple[list[float], list[str]]:
+    """Decade ticks (log10 positions, their values) covering the values."""
+    lo, hi = math.floor(math.log10(min(values))), math.ceil(math.log10(max(values)))
+    return [float(k) for k in range(lo, hi + 1)], [f"{10.0 ** k:g}" for k in range(lo, hi + 1)]
+
+
+def _dimension(space: sweeps.Space, done: list[sweeps.Setting], pick) -> dict:
+    """One axis of the parallel coordinates: numbers (on a log scale where log-spaced) or named choices."""
+    values = [s.values[space.name] for s in done]
+    label = t(f"configure.f_{space.name}")
+    if not _numeric(values):
+        labels = sorted({field_text(space.name, v) for v in values})
+        return dict(label=label, tickvals=list(range(len(labels))), ticktext=labels,
+                    values=[labels.index(field_text(space.name, v)) for v in values])
+    picked = list(pick) if isinstance(pick, tuple) and len(pick) == 2 and isinstance(pick[0], float) else None
+    if not _log_spaced(space, values):
+        return dict(label=label, values=[float(v) for v in values], constraintrange=picked)
+    tickvals, ticktext = _log_ticks(values)
+    return dict(label=label + " (log)", values=[math.log10(v) for v in values], tickvals=tickvals,
+                ticktext=ticktext, constraintrange=[math.log10(max(p, 1e-300)) for p in picked] if picked else None)
+
+
 def _parcoords(info: sweeps.SweepInfo, found: list[sweeps.Setting], chosen: dict) -> go.Figure:
     done = [s for s in found if s.mean is not None]
-    dims = []
-    for space in info.spec.spaces:
-        values = [s.values[space.name] for s in done]
-        if _numeric(values):
-            pick = chosen.get(space.name)
-            dims.append(dict(label=t(f"configure.f_{space.name}"), values=[float(v) for v in values],
-                             constraintrange=list(pick) if isinstance(pick, tuple) and len(pick) == 2
-                             and isinstance(pick[0], float) else None))
-        else:
-            labels = sorted({field_text(space.name, v) for v in values})
-            dims.append(dict(label=t(f"configure.f_{space.name}"), tickvals=list(range(len(labels))),
-                             ticktext=labels, values=[labels.index(field_text(space.name, v)) for v in values]))
+    if len(info.spec.spaces) == 1:
+        return _one_setting(info.spec.spaces[0], done)
+    dims = [_dimension(space, done, chosen.get(space.name)) for space in info.spec.spaces]
     dims.append(dict(label=t("sweep.col_mean"), values=[s.mean for s in done], tickformat=".1%"))
-    fig = go.Figure(go.Parcoords(line=dict(color=[s.mean for s in done], colorscale="Viridis", showscale=True),
-                                 dimensions=dims))
-    fig.update_layout(height=320, margin=dict(l=60, r=40, t=40, b=20))
+    fig = go.Figure(go.Parcoords(line=dict(color=[s.mean for s in done], colorscale="Viridis", showscale=True,
+                                           colorbar=dict(tickformat=".0%", title=t("sweep.col_mean"))),
+                                 dimensions=dims, labelfont=dict(size=15), tickfont=dict(size=13)))
+    fig.update_layout(height=340, margin=dict(l=60, r=40, t=50, b=20))
+    return fig
+
+
+def _one_setting(space: sweeps.Space, done: list[sweeps.Setting]) -> go.Figure:
+    """One varied setting: its values against the seeds' mean accuracy (min to max as error bars), on a log
+    axis where the values are log-spaced (parallel coordinates of one setting are two pale axes)."""
+    values = [s.values[space.name] for s in done]
+    numeric = _numeric(values)
+    x = [float(v) if numeric else field_text(space.name, v) for v in values]
+    spreads = [s.spread for s in done]
+    fig = go.Figure(go.Scatter(
+        x=x, y=[s.mean for s in done], mode="markers", marker=dict(size=12, color=RUN_COLOURS[0]),
+        error_y=dict(type="data", symmetric=False, array=[(sp[1] - s.mean) if sp else 0 for s, sp in zip(done, spreads)],
+                     arrayminus=[(s.mean - sp[0]) if sp else 0 for s, sp in zip(done, spreads)])))
+    fig.update_layout(height=340, margin=dict(l=10, r=10, t=10, b=10),
+                      xaxis=dict(title=t(f"configure.f_{space.name}"),
+                                 type="log" if numeric and _log_spaced(space, values) else None),
+                      yaxis=dict(title=t("sweep.col_mean"), tickformat=".1%"))
     return fig
 
 
@@ -163,7 +203,13 @@ def _curves(store: RunStore, shown: list[sweeps.Setting], best: sweeps.Setting |
         mean = np.array([np.mean(v) for v in values])
         std = np.array([np.std(v) for v in values])
         colour = RUN_COLOURS[i % len(RUN_COLOURS)]
-        name = f"#{s.trial} " + _values_text(s.values)
+        name = _values_text(s.values)
+        if len(s.runs) > 1 and len(epochs) <= 2:  # a band of one or two points is a faint blot: error bars
+            fig.add_trace(go.Scatter(x=epochs, y=mean, mode="markers", name=name, legendgroup=name,
+                                     marker=dict(color=colour, size=12 if best is not None and s.trial == best.trial
+                                                 else 9),
+                                     error_y=dict(type="data", array=std, thickness=2, width=8)))
+            continue
         if len(s.runs) > 1:
             fig.add_trace(go.Scatter(x=epochs + epochs[::-1], y=list(mean + std) + list((mean - std)[::-1]),
                                      fill="toself", fillcolor=colour, opacity=0.18, line=dict(width=0),

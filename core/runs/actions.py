@@ -9,7 +9,7 @@ from __future__ import annotations
 import time
 
 from core.config import TrainConfig
-from core.runs import launcher
+from core.runs import annotations, launcher
 from core.runs.people import NotAllowed, Owned, Person
 from core.runs import optuna_sweep as sweeps
 from core.runs.rows import FULL_SPEED, HistoryLine, RequestNotice, Run, StartPace
@@ -83,6 +83,13 @@ class Actions:
     def rename(self, run: Run, name: str) -> bool:
         self._allow("rename", run, detail=name)
         self.store.rename(run.id, name)
+        return True
+
+    def annotate(self, run: Run, tags_text: str, notes: str) -> bool:
+        """Set the run's tags ("a, b") and note (ExplainedValueError: a tag or the note that cannot be)."""
+        tags, notes = annotations.parse_tags(tags_text), annotations.checked_notes(notes)
+        self._allow("annotate", run, detail=", ".join(tags))
+        self.store.annotate(run.id, tags, notes)
         return True
 
     def delete(self, run: Run) -> bool:

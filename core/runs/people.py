@@ -25,7 +25,7 @@ MAX_NAME = 40
 ADMINS_ENV = "STUDIO_ADMINS"
 # What only a run's owner or an admin may do (everyone may view, start, copy settings and re-run).
 CONTROLS = ("pause", "resume", "stop", "step", "learning_rate", "delay", "rename", "delete", "cancel",
-            "move_to_front", "resume_run", "cancel_sweep", "export")
+            "move_to_front", "resume_run", "cancel_sweep", "export", "annotate")
 # What a viewer (in by a class link) may not do either: they watch every run and draw on Draw & predict.
 MEMBERS_ONLY = ("start", "sweep", "upload", "download_data", "finetune")
 

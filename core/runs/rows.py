@@ -102,6 +102,8 @@ class Run:
     checkpoint_epoch: int | None = None  # the epoch its checkpoint holds
     host: str | None = None          # the host its pid lives on
     params: dict | None = None       # an external run's own settings, as its script passed them (core/track.py)
+    tags: tuple[str, ...] = ()       # the Runs page's tags, to search and filter by
+    notes: str = ""                  # a note its owner keeps with it
 
     @property
     def external(self) -> bool:

@@ -17,6 +17,7 @@ def to_run(row: Mapping) -> Run:
     d["said"] = Message.from_json(d.get("said"))
     d["status"], d["request"] = Status(d["status"]), Request(d["request"])
     d["params"] = json.loads(d["params"]) if d.get("params") else None
+    d["tags"] = tuple(json.loads(d["tags"])) if d.get("tags") else ()
     return Run(**d)
 
 

@@ -7,6 +7,7 @@ module opens a connection. No MindSpore import here: the app reads the store wit
 """
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import socket
@@ -182,6 +183,10 @@ class RunStore(MetricRecords, QueueRecords, TeamRecords, RunRecords, Artifacts):
 
     def rename(self, run_id: str, name: str) -> None:
         self.update(run_id, name=checked_run_name(name))
+
+    def annotate(self, run_id: str, tags: tuple[str, ...], notes: str) -> None:
+        """Set a run's tags and note (checked: core/runs/annotations.py)."""
+        self.update(run_id, tags=json.dumps(list(tags), ensure_ascii=False), notes=notes)
 
     def delete(self, run_id: str) -> None:
         check_run_id(run_id)  # before anything is touched: a row with a path for an id (a tampered store) too

@@ -52,6 +52,8 @@ runs = Table(
     Column("executor", Text),             # runs on Dask workers
     Column("checkpoint_epoch", Integer),
     Column("params", Text),               # a tracked script's own settings (JSON; core/track.py)
+    Column("tags", Text, nullable=False, server_default="[]"),  # the Runs page's tags (JSON list) and note
+    Column("notes", Text, nullable=False, server_default=""),
     Index("runs_status", "status"),
     Index("runs_sweep", "sweep"),
 )
