@@ -32,7 +32,7 @@ def touch_stroke(page, points) -> None:
     cdp = page.context.new_cdp_session(page)
     at = lambda x, y: [{"x": x0 + x * s, "y": y0 + y * s}]  # noqa: E731
     cdp.send("Input.dispatchTouchEvent", {"type": "touchStart", "touchPoints": at(*points[0])})
-    for (xa, ya), (xb, yb) in zip(points, points[1:]):
+    for (xa, ya), (xb, yb) in zip(points, points[1:], strict=False):
         for i in range(1, 13):
             f = i / 12
             cdp.send("Input.dispatchTouchEvent", {"type": "touchMove", "touchPoints": at(xa + (xb - xa) * f,

@@ -179,11 +179,11 @@ def _one_setting(space: sweeps.Space, done: list[sweeps.Setting]) -> go.Figure:
     values = [s.values[space.name] for s in done]
     numeric = _numeric(values)
     x = [float(v) if numeric else field_text(space.name, v) for v in values]
-    spreads = [s.spread for s in done]
-    fig = go.Figure(go.Scatter(
-        x=x, y=[s.mean for s in done], mode="markers", marker=dict(size=12, color=RUN_COLOURS[0]),
-        error_y=dict(type="data", symmetric=False, array=[(sp[1] - s.mean) if sp else 0 for s, sp in zip(done, spreads)],
-                     arrayminus=[(s.mean - sp[0]) if sp else 0 for s, sp in zip(done, spreads)])))
+    above = [(s.spread[1] - s.mean) if s.spread else 0 for s in done]
+    below = [(s.mean - s.spread[0]) if s.spread else 0 for s in done]
+    fig = go.Figure(go.Scatter(x=x, y=[s.mean for s in done], mode="markers",
+                               marker=dict(size=12, color=RUN_COLOURS[0]),
+                               error_y=dict(type="data", symmetric=False, array=above, arrayminus=below)))
     fig.update_layout(height=340, margin=dict(l=10, r=10, t=10, b=10),
                       xaxis=dict(title=t(f"configure.f_{space.name}"),
                                  type="log" if numeric and _log_spaced(space, values) else None),

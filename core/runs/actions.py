@@ -9,7 +9,8 @@ from __future__ import annotations
 import time
 
 from core.config import TrainConfig
-from core.runs import annotations, launcher
+from core.runs import launcher
+from core.runs.annotations import checked_notes, parse_tags
 from core.runs.people import NotAllowed, Owned, Person
 from core.runs import optuna_sweep as sweeps
 from core.runs.rows import FULL_SPEED, HistoryLine, RequestNotice, Run, StartPace
@@ -87,7 +88,7 @@ class Actions:
 
     def annotate(self, run: Run, tags_text: str, notes: str) -> bool:
         """Set the run's tags ("a, b") and note (ExplainedValueError: a tag or the note that cannot be)."""
-        tags, notes = annotations.parse_tags(tags_text), annotations.checked_notes(notes)
+        tags, notes = parse_tags(tags_text), checked_notes(notes)
         self._allow("annotate", run, detail=", ".join(tags))
         self.store.annotate(run.id, tags, notes)
         return True

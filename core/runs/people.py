@@ -75,8 +75,9 @@ class Person:
         if self.viewer and not self.may(what, run):
             raise NotAllowed("viewer_only", what=Message(f"action_{what}"))
         if not self.may(what, run):
-            raise NotAllowed("not_allowed", what=Message(f"action_{what}"), name=run.name,
-                             owner=run.submitter or "nobody", admins=", ".join(sorted(admins())) or ADMINS_ENV)
+            raise NotAllowed("not_allowed", what=Message(f"action_{what}"), name=run.name if run else "",
+                             owner=(run.submitter if run else "") or "nobody",
+                             admins=", ".join(sorted(admins())) or ADMINS_ENV)
 
 
 def person(name: str, email: str = "", single_user: bool = False, proven: bool = True) -> Person:
