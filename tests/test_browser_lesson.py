@@ -169,6 +169,18 @@ def test_a_lesson_on_one_projector_screen(lesson):
     on_first_screen(page, curve)
     assert glyphless_buttons(page) == []
     shot(page, "lesson_train_room")  # the first screen, as the room sees it
+
+    # --- the same lesson on a 1920×1080 projector: the same one screen ------------------------------------------
+    wide = browser.new_page(viewport={"width": 1920, "height": 1080})
+    wide.goto(url + "/train?present=1")
+    wait_status(wide, "running")
+    for part in (wide.locator(CURVES).first, wide.get_by_role("button", name="⏸️ Pause"),
+                 wide.get_by_role("button", name="⏹️ Stop")):
+        expect(part).to_be_visible(timeout=30_000)
+        box = part.bounding_box()
+        assert box["y"] >= 0 and box["y"] + box["height"] <= 1080, box
+    shot(wide, "lesson_train_1080")
+    wide.close()
     stop = page.get_by_role("button", name="⏹️ Stop")
     on_first_screen(page, stop)
     stop.click()
