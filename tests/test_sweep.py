@@ -3,6 +3,7 @@ line (JSON), pruning of a bad setting after its first epoch, and a sweep carried
 from __future__ import annotations
 
 import json
+import time
 
 import optuna
 import pytest
@@ -198,7 +199,10 @@ def test_a_sweep_with_configures_defaults_completes_and_shows_importance_and_log
     assert not at.exception and not at.error, [e.value for e in (*at.exception, *at.error)]
     (sweep,) = store.sweeps()
     dispatcher = launcher.dispatcher_for(store)
-    wait_for(lambda: dispatcher.tick() is not None and sweeps.is_done(store, sweep.id), timeout=400, what="the sweep")
+    # a tick a second, as the app's dispatcher does (ticking ten times a second held SQLite's write lock often
+    # enough to slow the runs' own writes several times over)
+    wait_for(lambda: time.sleep(1.0) or (dispatcher.tick() is not None and sweeps.is_done(store, sweep.id)),
+             timeout=400, what="the sweep")
     runs = store.sweep_runs(sweep.id)
     assert {(r.config.learning_rate, r.config.batch_size) for r in runs} == {
         (lr, b) for lr in (0.001, 0.01, 0.1) for b in (64, 128)}, "the defaults: 3 rates × 2 batch sizes"
