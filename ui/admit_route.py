@@ -12,7 +12,7 @@ from starlette.routing import Route
 from core.app.passes import COOKIE_HOURS, PASS_COOKIE, TicketBook, cookie_value, read_pass, signing_key
 from ui.deployment import configured_password
 
-__all__ = ["ADMIT_PATH", "ROUTE_ENV", "routes", "admit_available", "safe_next"]
+__all__ = ["ADMIT_PATH", "ROUTE_ENV", "routes", "serve_routes", "admit_available", "safe_next"]
 
 ADMIT_PATH = "/studio/admit"
 ROUTE_ENV = "STUDIO_ADMIT_ROUTE"  # set in the server process that serves the route (studio_server.py)
@@ -40,8 +40,13 @@ def admit(request: Request) -> Response:
 
 
 def routes() -> list[Route]:
-    os.environ[ROUTE_ENV] = ADMIT_PATH  # the pages of this process may send browsers there
     return [Route(ADMIT_PATH, admit, methods=["GET"])]
+
+
+def serve_routes() -> list[Route]:
+    """The routes, for the app server that serves them: its pages may then send browsers there."""
+    os.environ[ROUTE_ENV] = ADMIT_PATH
+    return routes()
 
 
 def admit_available() -> bool:
