@@ -69,7 +69,7 @@ def test_a_phone_watches_through_the_class_link_draws_and_cannot_start(classroom
     run = store.active_run()
     assert run.submitter == "Teacher" and run.step_delay == pytest.approx(0.5)
     teacher.get_by_role("button", name=re.compile("Class link")).first.click()
-    qr = teacher.locator('.st-key-class_qr img').first
+    qr = teacher.locator('.st-key-class_qr img').first  # the sidebar's
     expect(qr).to_be_visible()
     assert qr.bounding_box()["width"] >= 200, "a code the back row's phones can scan"
     link = teacher.locator('.st-key-class_qr [data-testid="stCode"]').first.inner_text().strip()

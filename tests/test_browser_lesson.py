@@ -59,8 +59,8 @@ def on_first_screen(page, locator) -> None:
     """The element is wholly on the first screen: the page not scrolled, its box inside the viewport."""
     scrolled = page.evaluate("Math.max(...[...document.querySelectorAll('[data-testid=stMain], "
                              "[data-testid=stAppScrollToBottomContainer], section')].map(e => e.scrollTop), 0)")
-    box = locator.bounding_box()
-    assert scrolled == 0 and box is not None, (scrolled, box)
+    box = wait_for(locator.bounding_box, what="the element's box (redrawn by a poll)", timeout=15)
+    assert scrolled == 0, (scrolled, box)
     assert box["y"] >= 0 and box["y"] + box["height"] <= ROOM["height"] + 0.5, box
     assert box["x"] >= 0 and box["x"] + box["width"] <= ROOM["width"] + 0.5, box
 
@@ -177,7 +177,7 @@ def test_a_lesson_on_one_projector_screen(lesson):
     for part in (wide.locator(CURVES).first, wide.get_by_role("button", name="⏸️ Pause"),
                  wide.get_by_role("button", name="⏹️ Stop")):
         expect(part).to_be_visible(timeout=30_000)
-        box = part.bounding_box()
+        box = wait_for(part.bounding_box, what="the element's box (redrawn by a poll)", timeout=15)
         assert box["y"] >= 0 and box["y"] + box["height"] <= 1080, box
     shot(wide, "lesson_train_1080")
     wide.close()

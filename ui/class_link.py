@@ -32,12 +32,13 @@ def qr_png(text: str, scale: int = 10) -> bytes:
     return out.getvalue()
 
 
-def class_link_popover(where=st) -> None:
-    """A button that opens the code and the link (for members: a viewer has nothing to hand out)."""
+def class_link_popover(where=st, key: str = "class_qr") -> None:
+    """A button that opens the code and the link (for members: a viewer has nothing to hand out); key: one per
+    place it is drawn (the sidebar and the lesson bar share a page)."""
     if current_person().viewer:
         return
     link = class_link()
-    with where.popover("📱 " + t("gate.class_link"), help=t("gate.class_link_help")), st.container(key="class_qr"):
+    with where.popover("📱 " + t("gate.class_link"), help=t("gate.class_link_help")), st.container(key=key):
         st.image(qr_png(link), width=360)
         st.caption(t("gate.class_link_caption"))
         st.code(link, language=None)

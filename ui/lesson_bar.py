@@ -25,7 +25,7 @@ def lesson_bar(store: RunStore, run: Run, learning_rate: float | None) -> None:
     title = st.container(horizontal=True, vertical_alignment="center", key="lesson_title")
     title.markdown(f"#### {STATUS_ICONS.get(run.status, '')} {literal(run.name)} — {status_word(run.status)}")
     title.space("stretch")
-    class_link_popover(title)
+    class_link_popover(title, key="class_qr_lesson")
     _my_queued_run(store, run)
     if not run.active:
         return
