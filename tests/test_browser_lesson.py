@@ -96,7 +96,7 @@ def test_a_lesson_on_one_projector_screen(lesson):
     minus = page.get_by_role("button", name="−").first
     assert minus.evaluate("b => b.scrollWidth <= b.clientWidth + 1 && b.innerText.trim() === '−'")
     params = 784 * 64 + 64 + 64 * 64 + 64 + 64 * 10 + 10
-    value = page.locator('[data-testid="stMetricValue"]', has_text=f"{params:,}")
+    value = page.locator('[data-testid="stMetricValue"] p', has_text=f"{params:,}")  # the text, as drawn
     expect(value).to_be_visible()
     label = page.locator('[data-testid="stMetricLabel"] p').first
     assert font_px(value) > 1.5 * font_px(label), "big numbers are bigger than their labels, for the back row"
@@ -179,6 +179,9 @@ def test_a_lesson_on_one_projector_screen(lesson):
         expect(part).to_be_visible(timeout=30_000)
         box = wait_for(part.bounding_box, what="the element's box (redrawn by a poll)", timeout=15)
         assert box["y"] >= 0 and box["y"] + box["height"] <= 1080, box
+    value, label = (wide.locator(f'[data-testid="{m}"] p').first for m in ("stMetricValue", "stMetricLabel"))
+    expect(value).to_be_visible(timeout=15_000)
+    assert font_px(value) > 1.5 * font_px(label), "the live numbers too: bigger than their labels"
     shot(wide, "lesson_train_1080")
     wide.close()
     stop = page.get_by_role("button", name="⏹️ Stop")

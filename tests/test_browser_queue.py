@@ -102,3 +102,41 @@ def test_a_sweep_configured_in_the_browser_runs_and_shows_linked_parallel_coordi
         assert len(runs) == 8 and {r.status for r in runs} == {"completed"} and {r.source for r in runs} == {"sweep"}
     finally:
         srv.stop()
+
+
+def test_a_sweep_started_with_configures_defaults_completes_and_shows_importance_and_log_axes(tmp_path):
+    """Configure's sweep section as it opens on a small MLP — a grid of learning rate (0.001, 0.01, 0.1) × batch
+    size (64, 128), one seed — started as it is: it completes, and the Sweeps page names settings by their
+    values, shows which setting mattered most (Optuna's parameter importance) and the decade-spaced rates on a
+    log axis, with the colour bar in percent."""
+    srv = start_server(tmp_path / "store")
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    try:
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            page = browser.new_page(viewport={"width": 1400, "height": 1100})
+            page.goto(srv.url + "/configure?network=mlp&hidden=32&epochs=1")
+            expect(page.get_by_text("Configuration is valid")).to_be_visible(timeout=60_000)
+            page.get_by_text("Sweep: try several settings").click()
+            page.get_by_role("button", name="🔍 Start sweep").click()
+            expect(page.get_by_role("heading", name="Sweeps")).to_be_visible(timeout=60_000)
+            expect(page.get_by_text("6 of 6 settings done (1 seed(s) each)")).to_be_visible(timeout=400_000)
+            importance = page.get_by_role("heading", name="Which setting mattered most")
+            expect(importance.first).to_be_visible(timeout=60_000)
+            # the page's last live update and its final draw overlap a moment: then one heading
+            wait_for(lambda: importance.count() == 1, what="one importance chart", timeout=30)
+            plots = page.locator('[data-testid="stPlotlyChart"] .js-plotly-plot')
+            parcoords = plots.first
+            wait_for(lambda: parcoords.evaluate("p => p.data[0].type") == "parcoords", what="the parcoords", timeout=30)
+            rate = parcoords.evaluate("p => p.data[0].dimensions[0]")
+            assert rate["label"] == "Learning rate (log)" and rate["ticktext"] == ["0.001", "0.01", "0.1"], rate
+            assert parcoords.evaluate("p => p.data[0].line.colorbar.tickformat") == ".0%"
+            bars = plots.last.evaluate("p => p.data[0]")
+            assert bars["type"] == "bar" and set(bars["y"]) == {"Learning rate", "Batch size"}, bars
+            assert page.get_by_text(re.compile(r"#\d")).count() == 0, "settings named by their values"
+            shot(page, "sweep-3-defaults-importance")
+            browser.close()
+        runs = RunStore(tmp_path / "store").list_runs()
+        assert len(runs) == 6 and {r.status for r in runs} == {"completed"}
+    finally:
+        srv.stop()

@@ -20,9 +20,10 @@ html {{ font-size: {ROOT_FONT}px; }}
 [data-testid="stMainBlockContainer"] {{ padding-top: 2.8rem; }}
 [data-testid="stMetricValue"] {{ font-size: 2.4rem; }}
 [data-testid="stMetricValue"] div {{ overflow: visible; text-overflow: clip; }}
+[data-testid="stMetricValue"] p {{ font-size: inherit; }}
 [data-testid="stMetricLabel"] p {{ font-size: 1.05rem; }}
 [data-testid="stCaptionContainer"] {{ font-size: 0.9rem; }}
-[data-testid="stWidgetLabel"] p, [data-testid="stMarkdownContainer"] p,
+[data-testid="stWidgetLabel"] p, :not([data-testid="stMetricValue"]) > [data-testid="stMarkdownContainer"] p,
 [data-testid="stProgress"] p {{ font-size: 1rem; }}
 </style>"""
 
