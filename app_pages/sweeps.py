@@ -37,7 +37,7 @@ def live() -> None:
     progress(info, found)
     st.caption(t("sweep.spec", sampler=t(f"sweep.sampler_{info.spec.sampler}"), seeds=info.spec.seeds,
                  prune=t("sweep.pruning_on") if info.spec.prune else t("sweep.pruning_off"),
-                 who=literal(info.submitter) if info.submitter else t("runs.owner_nobody")))
+                 who=literal(info.submitter) if info.submitter else t("sweep.started_locally")))
     if not found:
         return
     settings_table(found)

@@ -84,7 +84,8 @@ def test_a_phone_watches_through_the_class_link_draws_and_cannot_start(classroom
     expect(phone.get_by_role("heading", name=re.compile("— running$"))).to_be_visible(timeout=60_000)
     assert phone.get_by_label("Password", exact=True).count() == 0
     expect(phone.get_by_text("The class link lets you watch and draw, not start a run.")).to_be_visible()
-    assert phone.get_by_role("button", name=re.compile("Pause|Stop|Start training")).count() == 0
+    assert phone.get_by_role("button", name=re.compile("Pause|Stop|Start training")).count() == 0, \
+        phone.get_by_role("button", name=re.compile("Pause|Stop|Start training")).all_inner_texts()
     curves = phone.locator('[data-testid="stPlotlyChart"]').first
     expect(curves).to_be_visible(timeout=30_000)
     assert curves.locator(".modebar").count() == 0, "no chart toolbar over a phone's legend"
@@ -92,6 +93,15 @@ def test_a_phone_watches_through_the_class_link_draws_and_cannot_start(classroom
                                            ".js-plotly-plot')?.layout || {}).join(' ')"), what="the chart", timeout=30)
     assert "yaxis2" in axes and "yaxis3" not in axes, "a phone: loss and accuracy, not three charts in a row"
     shot(phone, "phone_train_viewer")
+
+    # --- the teacher's own presentation link on a phone: readable type, nothing wider than the screen -------
+    room_on_phone = phone_ctx.new_page()
+    room_on_phone.goto(link + "&present=1")
+    expect(room_on_phone.get_by_role("heading", name=re.compile("— running$"))).to_be_visible(timeout=60_000)
+    wait_for(lambda: room_on_phone.evaluate("getComputedStyle(document.documentElement).fontSize") == "17px",
+             what="presentation type for a narrow screen", timeout=15)
+    assert room_on_phone.evaluate("document.documentElement.scrollWidth") <= 390, "no sideways scrolling"
+    room_on_phone.close()
 
     # --- through the drawer to Draw: the drawer closes, the page is the phone's ------------------------------
     phone.locator('[data-testid="stExpandSidebarButton"]').tap()

@@ -134,6 +134,8 @@ def test_a_sweep_started_with_configures_defaults_completes_and_shows_importance
             bars = plots.last.evaluate("p => p.data[0]")
             assert bars["type"] == "bar" and set(bars["y"]) == {"Learning rate", "Batch size"}, bars
             assert page.get_by_text(re.compile(r"#\d")).count() == 0, "settings named by their values"
+            expect(page.get_by_text(re.compile(r"\(done\)$")).first).to_be_visible(timeout=60_000)  # its status
+            expect(page.get_by_text("started by this computer's user")).to_be_visible()
             shot(page, "sweep-3-defaults-importance")
             browser.close()
         runs = RunStore(tmp_path / "store").list_runs()

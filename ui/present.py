@@ -14,8 +14,10 @@ PRESENT_PARAM = "present"
 CHART_FONT = 20        # px of chart text when presenting (Plotly's default is 12)
 ROOT_FONT = 21         # px of the page's root font when presenting (Streamlit sizes text in rem; default 16)
 _KEY, _URL_SEEN = "present", "_present_url"
+PHONE_FONT = 17       # px of the root font when presenting on a narrow screen (a teacher's link on a phone)
 ROOM_CSS = f"""<style>
 html {{ font-size: {ROOT_FONT}px; }}
+@media (max-width: 640px) {{ html {{ font-size: {PHONE_FONT}px; }} }}
 [data-testid="stHeader"] {{ height: 2.6rem; min-height: 2.6rem; }}
 [data-testid="stMainBlockContainer"] {{ padding-top: 2.8rem; }}
 [data-testid="stMetricValue"] {{ font-size: 2.4rem; }}
