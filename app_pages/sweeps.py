@@ -18,8 +18,10 @@ if not known:
 ids = [s.id for s in known]
 chosen = st.session_state.get(SWEEP_CHOSEN)
 names = {s.id: f"{s.name} ({t('sweep.status_' + s.status)})" for s in known}
-sweep_id = st.selectbox(t("sweep.which"), ids, index=ids.index(chosen) if chosen in ids else 0, key="sweep_pick",
-                        format_func=names.__getitem__)
+# keyed by how many have finished: a choice whose label changed (running -> done) kept showing the old label
+finished = sum(s.status == "done" for s in known)
+sweep_id = st.selectbox(t("sweep.which"), ids, index=ids.index(chosen) if chosen in ids else 0,
+                        key=f"sweep_pick_{finished}", format_func=names.__getitem__)
 st.session_state[SWEEP_CHOSEN] = sweep_id
 info = next(s for s in known if s.id == sweep_id)
 if info.status == "open" and st.button("⏹️ " + t("sweep.cancel"), help=t("sweep.cancel_help"), key="cancel_sweep"):

@@ -127,14 +127,17 @@ def test_a_sweep_started_with_configures_defaults_completes_and_shows_importance
             wait_for(lambda: importance.count() == 1, what="one importance chart", timeout=30)
             plots = page.locator('[data-testid="stPlotlyChart"] .js-plotly-plot')
             parcoords = plots.first
-            wait_for(lambda: parcoords.evaluate("p => p.data[0].type") == "parcoords", what="the parcoords", timeout=30)
+            first_trace = "p => (p.data && p.data[0]) || null"  # null until Plotly has drawn the chart
+            wait_for(lambda: (parcoords.evaluate(first_trace) or {}).get("type") == "parcoords", what="the parcoords",
+                     timeout=30)
             rate = parcoords.evaluate("p => p.data[0].dimensions[0]")
             assert rate["label"] == "Learning rate (log)" and rate["ticktext"] == ["0.001", "0.01", "0.1"], rate
             assert parcoords.evaluate("p => p.data[0].line.colorbar.tickformat") == ".0%"
-            bars = plots.last.evaluate("p => p.data[0]")
+            bars = wait_for(lambda: plots.last.evaluate(first_trace), what="the importance bars", timeout=30)
             assert bars["type"] == "bar" and set(bars["y"]) == {"Learning rate", "Batch size"}, bars
             assert page.get_by_text(re.compile(r"#\d")).count() == 0, "settings named by their values"
-            expect(page.get_by_text(re.compile(r"\(done\)$")).first).to_be_visible(timeout=60_000)  # its status
+            chooser = page.get_by_role("combobox", name="Sweep", exact=True)
+            expect(chooser).to_have_value(re.compile(r"\(done\)$"), timeout=60_000)  # its status, once finished
             expect(page.get_by_text("started by this computer's user")).to_be_visible()
             shot(page, "sweep-3-defaults-importance")
             browser.close()
