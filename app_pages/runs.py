@@ -50,12 +50,12 @@ if not shown_runs:
 
 # The key figures, narrow enough for 1400 px at 150 % zoom; every setting is in the run's details below.
 table = pd.DataFrame([{
-    "name": r.name, "status": status_word(r.status),
+    "name": r.name + (f"  🏷️ {', '.join(r.tags)}" if r.tags else ""),  # tags beside the name: 8 columns at most
+    "status": status_word(r.status),
     "network": network_word(r) if r.external else label(r.config.network),
     "best val acc": None if r.best_val_acc is None else 100 * r.best_val_acc, "epochs": f"{r.epoch}/{r.config.epochs}",
     "duration": fmt_duration(r.duration), "created": dt.datetime.fromtimestamp(r.created).strftime("%Y-%m-%d %H:%M"),
     "owner": f"{owner_label(r)} · {r.source}",  # who, and from where (dashboard, cli, sweep, finetune, ...)
-    "tags": ", ".join(r.tags),
 } for r in shown_runs])
 st.dataframe(table, hide_index=True, width="stretch",
              column_config={**{c: t(f"runs.col_{c.replace(' ', '_')}") for c in table.columns},

@@ -52,6 +52,6 @@ def test_the_runs_page_searches_filters_and_saves_tags_and_a_note(store):
     assert not at.exception and store.get(first).tags == ("baseline", "lesson 1")
     at.text_input(key="runs_search").set_value("").run()
     at.multiselect(key="runs_f_tags").set_value(["baseline"]).run()
-    assert list(at.dataframe[0].value["name"]) == ["first mlp"]
+    assert list(at.dataframe[0].value["name"]) == ["first mlp  🏷️ baseline, lesson 1"], "tags beside the name"
     at.text_input(key="runs_search").set_value("nothing like this").run()
     assert "No run matches the search and filters: clear some of them." in [i.value for i in at.info]
