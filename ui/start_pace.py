@@ -44,8 +44,8 @@ def _from_link() -> None:
 
 
 def pace_link_errors() -> dict[str, str]:
-    """What of the link's start= and delay= was not applied, and why; the link then says the session's choice."""
-    _to_link(chosen_pace())
+    """What of the link's start= and delay= was not applied, and why."""
+    _from_link()
     return st.session_state.get("_start_pace_errors", {})
 
 
