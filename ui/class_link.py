@@ -25,8 +25,10 @@ def class_link() -> str:
     return f"{parts.scheme}://{parts.netloc}/train?{urlencode(query)}"
 
 
+@st.cache_data(max_entries=16, show_spinner=False)
 def qr_png(text: str, scale: int = 10) -> bytes:
-    """The QR code of `text` as a PNG (medium error correction: a projector's glare is forgiven)."""
+    """The QR code of `text` as a PNG (medium error correction: a projector's glare is forgiven). Cached: the
+    sidebar draws it on every page run, and making it takes ~12 ms; the link changes once a day."""
     out = io.BytesIO()
     segno.make(text, error="m").save(out, kind="png", scale=scale, border=2)
     return out.getvalue()
