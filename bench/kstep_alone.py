@@ -26,7 +26,7 @@ import numpy as np  # noqa: E402
 from core.config import TrainConfig  # noqa: E402
 from core.model.evaluation import NetWithLoss  # noqa: E402
 from core.model.losses import build_loss  # noqa: E402
-from core.model.networks import network_for  # noqa: E402
+from core.model.networks import training_network  # noqa: E402
 from core.model.optim import build_optimizer  # noqa: E402
 from core.training.steps import MultiStep, TrainStep  # noqa: E402
 
@@ -35,7 +35,7 @@ ms.set_context(mode=ms.GRAPH_MODE)
 
 def build(config):
     ms.set_seed(1)
-    net = network_for(config)
+    net = training_network(config)
     step = TrainStep(NetWithLoss(net, build_loss(config.loss)), build_optimizer(config, net.trainable_params()))
     return net, step.set_train()
 

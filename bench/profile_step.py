@@ -32,7 +32,7 @@ import numpy as np  # noqa: E402
 from core.config import TrainConfig  # noqa: E402
 from core.model.evaluation import NetWithLoss  # noqa: E402
 from core.model.losses import build_loss  # noqa: E402
-from core.model.networks import network_for  # noqa: E402
+from core.model.networks import training_network  # noqa: E402
 from core.model.optim import build_optimizer  # noqa: E402
 from core.training.steps import MultiStep, TrainStep  # noqa: E402
 
@@ -41,7 +41,7 @@ def profiled(out: Path) -> float:
     """Wall ms per training step of CALLS profiled calls."""
     ms.set_context(mode=ms.GRAPH_MODE)
     config = TrainConfig(network=NETWORK)
-    net = network_for(config)
+    net = training_network(config)
     step = TrainStep(NetWithLoss(net, build_loss(config.loss)), build_optimizer(config, net.trainable_params()))
     multi = MultiStep(step.set_train(), K).set_train()
     rng = np.random.default_rng(0)

@@ -1,13 +1,31 @@
 """Drawing on the Draw page's canvas in a real browser (Playwright): a stroke with the mouse, and the ink on it."""
 
+import time
+
 SEVEN = [(70, 60), (210, 60), (165, 130), (130, 200), (115, 240)]  # a 7: the bar, then the stem
+
+_TOOLBAR_STYLED = ("() => [...document.querySelectorAll('*')].some(h => h.shadowRoot"
+                   " && h.shadowRoot.querySelector('style[data-studio-toolbar]'))")
+
+
+def settled_box(page) -> dict:
+    """The canvas's box once the toolbar's style is in (it moves the canvas down) and the box holds still."""
+    canvas = page.locator("canvas.upper-canvas").first  # streamlit-drawable-canvas 0.13 renders in the page
+    page.wait_for_function(_TOOLBAR_STYLED, timeout=30_000)
+    canvas.scroll_into_view_if_needed()
+    box = canvas.bounding_box()
+    for _ in range(50):
+        time.sleep(0.1)
+        again = canvas.bounding_box()
+        if again == box:
+            return box
+        box = again
+    raise AssertionError(f"the canvas kept moving: last at {box}")
 
 
 def stroke(page, points) -> None:
     """Draw through points given in the canvas's own 280x280 pixels."""
-    canvas = page.locator("canvas.upper-canvas").first  # streamlit-drawable-canvas 0.13 renders in the page
-    canvas.scroll_into_view_if_needed()
-    box = canvas.bounding_box()
+    box = settled_box(page)
     x0, y0, s = box["x"], box["y"], box["width"] / 280
     page.mouse.move(x0 + points[0][0] * s, y0 + points[0][1] * s)
     page.mouse.down()
@@ -25,9 +43,7 @@ def ink(page) -> int:
 
 def touch_stroke(page, points) -> None:
     """The same stroke with a finger: touch events through Chromium's DevTools protocol (a phone context)."""
-    canvas = page.locator("canvas.upper-canvas").first
-    canvas.scroll_into_view_if_needed()
-    box = canvas.bounding_box()
+    box = settled_box(page)
     x0, y0, s = box["x"], box["y"], box["width"] / 280
     cdp = page.context.new_cdp_session(page)
     at = lambda x, y: [{"x": x0 + x * s, "y": y0 + y * s}]  # noqa: E731

@@ -3,6 +3,7 @@ checkpoint and a store holding it."""
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -15,6 +16,9 @@ prepare_process("lenet5")  # before any test imports mindspore
 # (and start runs a test means to keep queued). Start buttons still start a run at once when a slot is free;
 # the dispatcher's own tests run it explicitly, and the servers the browser tests start dispatch (tests/server.py).
 os.environ["STUDIO_DISPATCH"] = "0"
+# The custom operators' library is built once per test session into a temporary folder (core.model.kernels), not
+# into the user's cache; the processes the tests start inherit the folder.
+os.environ.setdefault("STUDIO_KERNEL_CACHE", tempfile.mkdtemp(prefix="studio-kernels-"))
 
 from playwright.sync_api import expect  # noqa: E402
 

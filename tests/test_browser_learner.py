@@ -9,6 +9,7 @@ import pytest
 from core.app import model_service
 from core.runs.handwriting import HandwritingSet
 from core.runs.store import RunStore
+from tests.canvas import SEVEN, settled_box, touch_stroke
 from tests.server import require_chromium, served_browser
 from tests.test_browser import SHOTS, shot
 
@@ -16,7 +17,6 @@ require_chromium(pytest)
 
 from playwright.sync_api import expect  # noqa: E402
 
-SEVEN = [(70, 60), (210, 60), (165, 130), (130, 200), (115, 240)]  # canvas pixels: the bar, then the stem
 FOUR = [[(170, 50), (80, 170), (200, 170)], [(160, 110), (160, 250)]]
 NINE = [[(190, 80), (140, 50), (95, 85), (110, 130), (180, 120), (190, 80), (175, 250)]]
 
@@ -73,21 +73,9 @@ def test_a_digit_drawn_with_a_finger_on_a_390_px_screen_is_read_without_scrollin
     canvas = page.locator("canvas.upper-canvas").first
     expect(canvas).to_be_visible(timeout=60_000)
     expect(page.get_by_text("canvas is empty")).to_be_visible(timeout=30_000)
-    canvas.scroll_into_view_if_needed()
-    box = canvas.bounding_box()
+    box = settled_box(page)
     assert box["x"] >= 0 and box["x"] + box["width"] <= 390, box
-    scale = box["width"] / 280
-    cdp = context.new_cdp_session(page)
-
-    def touch(kind: str, x: float, y: float):
-        points = [] if kind == "touchEnd" else [{"x": box["x"] + x * scale, "y": box["y"] + y * scale}]
-        cdp.send("Input.dispatchTouchEvent", {"type": kind, "touchPoints": points})
-
-    touch("touchStart", *SEVEN[0])
-    for (x0, y0), (x1, y1) in zip(SEVEN, SEVEN[1:], strict=False):
-        for i in range(1, 13):
-            touch("touchMove", x0 + (x1 - x0) * i / 12, y0 + (y1 - y0) * i / 12)
-    touch("touchEnd", 0, 0)
+    touch_stroke(page, SEVEN)
     expect(page.get_by_text("Prediction:")).to_be_visible(timeout=60_000)
     page.get_by_text("Prediction:").scroll_into_view_if_needed()
     expect(page.locator('[data-testid="stPlotlyChart"]').first).to_be_visible(timeout=30_000)
@@ -100,9 +88,7 @@ def test_a_digit_drawn_with_a_finger_on_a_390_px_screen_is_read_without_scrollin
 
 
 def mouse_strokes(page, strokes):
-    canvas = page.locator("canvas.upper-canvas").first
-    canvas.scroll_into_view_if_needed()
-    box = canvas.bounding_box()
+    box = settled_box(page)
     s = box["width"] / 280
     for points in strokes:
         page.mouse.move(box["x"] + points[0][0] * s, box["y"] + points[0][1] * s)

@@ -211,12 +211,13 @@ def test_a_lesson_in_presentation_mode(lesson):
 
     # --- curves people can read: smoothing and a log scale, under the curves -------------------------------
     page.get_by_text("Log scale").click()
-    wait_for(lambda: page.evaluate(f"document.querySelector('{CURVES} .js-plotly-plot').layout.yaxis.type") == "log",
+    # the chart is redrawn by each rerun: between two draws there may be no plot to read, so read with ?.
+    wait_for(lambda: page.evaluate(f"document.querySelector('{CURVES} .js-plotly-plot')?.layout?.yaxis?.type") == "log",
              what="the loss axis on a log scale", timeout=15)
     smoothing = page.get_by_role("slider", name=re.compile("Smoothing"))
     smoothing.focus()
     smoothing.press("Home")  # smoothing off: the raw curve is drawn alone, in full colour
-    wait_for(lambda: page.evaluate(f"document.querySelector('{CURVES} .js-plotly-plot').data.filter(t => "
+    wait_for(lambda: page.evaluate(f"document.querySelector('{CURVES} .js-plotly-plot')?.data?.filter(t => "
                                    "t.name === 'smoothed').length") == 0, what="the smoothed curve to go", timeout=15)
     wait_for(lambda: len(store.validations(run.id)) >= 1, what="a validation", timeout=60)
     top_shot(page, "lesson_train_1400")

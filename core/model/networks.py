@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import mindspore.nn as nn
 
 from core.config import DEFAULT_HIDDEN, MAX_HIDDEN_LAYERS
+from core.model.kernels.custom_ops import custom_ops
 
 INPUT_SHAPE = (1, 28, 28)
 NUM_CLASSES = 10
@@ -39,6 +40,24 @@ class LeNet5(nn.Cell):
 
     def construct(self, x):
         return self.classifier(self.features(x))
+
+
+class FastLeNet5(LeNet5):
+    """LeNet-5 on the project's custom operators (core.model.kernels): the first convolution is conv_1ch, and
+    the bias + ReLU + max pool after each convolution is one relu_pool. The same layers, parameters and names as
+    LeNet5, so its checkpoints load into LeNet5 and back."""
+
+    def __init__(self, kernels, num_classes: int = NUM_CLASSES):
+        super().__init__(num_classes)
+        self.conv_1ch = kernels.conv_1ch
+        self.relu_pool = kernels.relu_pool
+
+    def construct(self, x):
+        conv1 = self.features[0]
+        conv2 = self.features[3]
+        x = self.relu_pool(self.conv_1ch(x, conv1.weight), conv1.bias)
+        x = self.relu_pool(conv2.conv2d(x, conv2.weight), conv2.bias)
+        return self.classifier(x)
 
 
 class MLP(nn.Cell):
@@ -71,6 +90,16 @@ def build_network(name: str, num_classes: int = NUM_CLASSES, hidden: tuple[int, 
 def network_for(config) -> nn.Cell:
     """The network a TrainConfig describes."""
     return build_network(config.network, hidden=config.hidden)
+
+
+def training_network(config) -> nn.Cell:
+    """The network a run trains: LeNet-5 in float32 with the project's fused operator where it can be built
+    (core.model.kernels; STUDIO_CUSTOM_KERNELS=0 switches it off), else network_for(config)."""
+    if config.network == "lenet5" and config.amp_level == "O0":
+        kernels = custom_ops()
+        if kernels is not None:
+            return FastLeNet5(kernels)
+    return network_for(config)
 
 
 def mlp_hidden_from_shapes(shapes: dict[str, tuple]) -> tuple[int, ...] | None:

@@ -18,7 +18,7 @@ from core.data.pipeline import create_dataset
 from core.model import checkpoint
 from core.model.evaluation import NetWithLoss
 from core.model.losses import build_loss
-from core.model.networks import network_for
+from core.model.networks import training_network
 from core.model.optim import build_optimizer
 from core.runtime import set_mode
 from core.training.run_control import CollectiveControl, Control, NoControl
@@ -85,7 +85,7 @@ def prepare_data(config: TrainConfig, folder: MnistFolder, parallel: Parallel | 
 def build_model(config: TrainConfig, resume: ResumeState | None, parallel: Parallel | None,
                 steps_per_epoch: int = 1) -> Model:
     """The network (with a resumed run's weights), its train step in the configured style, and its evaluator."""
-    net = network_for(config)
+    net = training_network(config)
     if config.amp_level != "O0":
         net = ms.amp.auto_mixed_precision(net, config.amp_level)  # casts in place; names stay the same
     if resume is not None:
