@@ -30,10 +30,10 @@ RESULTS = ROOT / "bench" / "results"
 VARIANTS = ("before", "now", "now+validate")
 
 
-def train_once(tree: Path, network: str, epochs: int, extra: list[str]) -> float:
-    """Samples/s over epochs 2.. of one command-line run of the project in `tree`."""
+def train_once(tree: Path, network: str, epochs: int, extra: list[str], **env_extra: str) -> float:
+    """Samples/s over epochs 2.. of one command-line run of the project in `tree` (env_extra: more environment)."""
     with tempfile.TemporaryDirectory() as store:
-        env = dict(os.environ, PYTHONPATH=str(tree), GLOG_v="3")
+        env = dict(os.environ, PYTHONPATH=str(tree), GLOG_v="3", **env_extra)
         command = "core.cli.train" if (tree / "core" / "cli" / "train.py").exists() else "core.train"  # older trees
         p = subprocess.run([sys.executable, "-m", command, "--network", network, "--epochs", str(epochs),
                             "--store", store, *extra], cwd=tree, env=env, capture_output=True, text=True, timeout=900)

@@ -5,7 +5,8 @@ path (the command line: worker code, run store, control), side by side with PyTo
     .venv/bin/python -m bench.user_visible --torch-python /path/to/python-with-torch [--reps 3] [--epochs 4]
 
 Variants, interleaved round by round: the project with its defaults; the project with one step per graph call
-(steps_per_call=1, as before K steps per call); the plain seed script (bench/reference.py, the tutorials' loop,
+(steps_per_call=1, as before K steps per call); LeNet-5 with MindSpore's own operators instead of the project's
+C++ ones (STUDIO_CUSTOM_KERNELS=0); the plain seed script (bench/reference.py, the tutorials' loop,
 same network, loss and optimizer) with the project's oneDNN setting and with MindSpore's own; PyTorch 2.x eager (bench/torch_epochs.py: the images decoded
 once into tensors, same network, SGD momentum, batch 64). Throughput over the epochs after the first.
 Results: bench/results/user_visible.json (date, versions, machine).
@@ -64,6 +65,7 @@ def images_in(folder: Path) -> int:
 VARIANTS = {  # name -> how one measurement of it is taken (network, epochs) -> samples/s
     "project": lambda n, e: train_once(ROOT, n, e, []),
     "project, 1 step per call": lambda n, e: train_once(ROOT, n, e, ["--steps-per-call", "1"]),
+    "project, MindSpore's operators": lambda n, e: train_once(ROOT, n, e, [], STUDIO_CUSTOM_KERNELS="0"),
     "plain script, project's oneDNN setting": lambda n, e: plain_once(n, e, True),
     "plain script, MindSpore's defaults": lambda n, e: plain_once(n, e, False),
 }
@@ -78,6 +80,8 @@ def measure(reps: int, epochs: int, torch_python: str | None) -> tuple[dict, str
             for variant, once in VARIANTS.items():
                 if variant == "plain script, MindSpore's defaults" and not ISA_FOR_NETWORK.get(network):
                     continue  # the project sets nothing for this network: the same as the line above
+                if variant == "project, MindSpore's operators" and network != "lenet5":
+                    continue  # custom operators are LeNet-5's only: the same as "project"
                 by[variant].append(once(network, epochs))
                 print(f"rep {rep + 1} {network:6} {variant:40} {by[variant][-1]:8.0f} samples/s", flush=True)
             if torch_python:

@@ -3,9 +3,10 @@
     python -m core.cli.warm_worker NETWORK --store DIR       (started by the app server: core/runs/warm_pool.py)
 
 It sets the MindSpore environment of NETWORK (the oneDNN cap is per network and fixed at import), imports
-MindSpore and the trainer, then waits for one run id on stdin and trains that run exactly as core.cli.worker does
-(its output then goes to the run's log). One run per process: the next is another fresh process. At the end of
-stdin without a run id (the app server has gone) it exits.
+MindSpore and the trainer, loads LeNet-5's custom operators (core.model.kernels), then waits for one run id on
+stdin and trains that run exactly as core.cli.worker does (its output then goes to the run's log). One run per
+process: the next is another fresh process. At the end of stdin without a run id (the app server has gone) it
+exits.
 """
 from __future__ import annotations
 
@@ -31,6 +32,9 @@ def main(argv: list[str] | None = None) -> int:
     prepare_process(args.network)
     signal.signal(signal.SIGTERM, raise_interrupt)
     from core.runs.execute import execute  # deferred: warming up is loading MindSpore and the trainer now
+    if args.network == "lenet5":
+        from core.model.kernels.custom_ops import custom_ops
+        custom_ops()  # built (the first time on this machine) and loaded now, not after Start
     print(f"{READY} {args.network} in {time.monotonic() - began:.1f} s (pid {os.getpid()})", flush=True)
     run_id = sys.stdin.readline().strip()
     if not run_id:

@@ -1,0 +1,25 @@
+"""Build the project's C++ operators now (./run.sh does, so the first LeNet-5 run does not wait for g++) and
+say where they are, or why there are none:
+
+    python -m core.model.kernels
+"""
+from __future__ import annotations
+
+import logging
+import sys
+
+from core.model.kernels.library import SWITCH, library, switched_off
+
+
+def main() -> int:
+    logging.basicConfig(format="%(message)s")
+    if switched_off():
+        print(f"custom operators switched off ({SWITCH}=0): LeNet-5 trains with MindSpore's own")
+        return 0
+    path = library()
+    print(f"custom operators: {path}" if path else "custom operators: none (see above); MindSpore's own are used")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
