@@ -32,7 +32,7 @@ import numpy as np  # noqa: E402
 from core.config import TrainConfig  # noqa: E402
 from core.model.evaluation import NetWithLoss  # noqa: E402
 from core.model.losses import build_loss  # noqa: E402
-from core.model.networks import training_network  # noqa: E402
+from core.model.networks import FastLeNet5, training_network  # noqa: E402
 from core.model.optim import build_optimizer  # noqa: E402
 from core.training.steps import MultiStep, TrainStep  # noqa: E402
 
@@ -91,7 +91,10 @@ def main() -> None:
         print(f"  {name:70} {t:6.2f} ms  {100 * t / total:5.1f} %")
     path = Path(__file__).resolve().parent / "results" / "profile_step.json"
     rows = json.loads(path.read_text()) if path.exists() else []
-    rows.append({"network": NETWORK, "k": K, "wall_ms_per_step_profiled": round(wall, 2),
+    fast = isinstance(training_network(TrainConfig(network=NETWORK)), FastLeNet5)
+    kernels = "project's C++ (core.model.kernels)" if fast else "MindSpore's"
+    print(f"operators: {kernels}")
+    rows.append({"network": NETWORK, "k": K, "operators": kernels, "wall_ms_per_step_profiled": round(wall, 2),
                  "ops_ms_per_step": round(total, 2),
                  "share_by_type": {op: round(t / total, 4) for op, t in sorted(types.items(), key=lambda kv: -kv[1])},
                  "largest_by_layer_ms": {k: round(v, 3) for k, v in layers.items()}, **stamp()})
