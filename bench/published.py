@@ -202,6 +202,36 @@ def page_times_table(data: dict) -> list[str]:
     return rows
 
 
+def profile_step() -> list[str]:
+    """bench/profile_step.py: LeNet-5's operator time per step by type, on MindSpore's operators and on the
+    project's (the newest recording of each, with STUDIO_CUSTOM_KERNELS=0 and without)."""
+    newest = {}
+    for r in json.loads((RESULTS / "profile_step.json").read_text()):
+        if r["network"] == "lenet5" and "operators" in r:
+            newest[r["operators"]] = r
+    kinds = sorted(newest, key=lambda k: not k.startswith("MindSpore"))
+    head = "| operator type | " + " | ".join(f"{k} operators: ms per step (share)" for k in kinds) + " |"
+    rows = [f"`STUDIO_CUSTOM_KERNELS=0|1 python bench/profile_step.py lenet5` — "
+            + "; ".join(f"{newest[k]['date']} ({k})" for k in kinds)
+            + f", {newest[kinds[0]]['machine']}, mindspore {newest[kinds[0]]['mindspore']}, K = "
+            + f"{newest[kinds[0]]['k']}, random batches of 64, under MindSpore's profiler", "", head,
+            "|---|" + "---|" * len(kinds)]
+    types = []
+    for k in kinds:
+        types += [t for t in newest[k]["share_by_type"] if t not in types]
+    for t in types:
+        cells = []
+        for k in kinds:
+            share = newest[k]["share_by_type"].get(t)
+            cells.append(f"{share * newest[k]['ops_ms_per_step']:.2f} ({100 * share:.1f} %)" if share else "–")
+        rows.append(f"| {t} | " + " | ".join(cells) + " |")
+    rows.append("| **all operators** | " + " | ".join(f"**{newest[k]['ops_ms_per_step']:.2f}**" for k in kinds)
+                + " |")
+    rows.append("| the step, wall (profiled) | " + " | ".join(f"{newest[k]['wall_ms_per_step_profiled']:.2f}"
+                                                         for k in kinds) + " |")
+    return rows
+
+
 def user_visible() -> list[str]:
     return user_visible_table(_load("user_visible"))
 
@@ -293,10 +323,11 @@ TABLES: dict[str, Callable[[], list[str]]] = {
     "distributed": distributed, "user-visible": user_visible, "page-times": page_times, "best-5k": best_5k,
     "finetune-cost": finetune_cost, "predict-latency": predict_latency, "load": load,
     "start-latency": start_latency, "store-backends": store_backends,
-    "server-cost": server_cost, "remote-paths": remote_paths, "queue-latency": queue_latency}
+    "server-cost": server_cost, "remote-paths": remote_paths, "queue-latency": queue_latency,
+    "profile-step": profile_step}
 FILES = {"queue-latency": ["queue.json", "queue-postgresql.json"], "remote-paths": ["remote_paths.json"], "server-cost": ["server_cost.json"], "store-backends": ["store_backends.json"], "start-latency": ["start_latency.json"], "load": ["load_viewers.json", "load.json"], "predict-latency": ["predict_latency.json"], "best-5k": ["best_5k.json"], "finetune-cost": ["finetune_cost.json"], "accuracy": ["accuracy.json"], "step-variants": ["step_variants.json"], "augmentation": ["augmentation.json"],
          "distributed": ["distributed-lenet5.json", "distributed-mlp.json"], "user-visible": ["user_visible.json"],
-         "page-times": ["page_times.json"]}  # what each table is made of
+         "page-times": ["page_times.json"], "profile-step": ["profile_step.json"]}  # what each table is made of
 
 
 def render(name: str) -> str:

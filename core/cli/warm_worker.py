@@ -3,10 +3,10 @@
     python -m core.cli.warm_worker NETWORK --store DIR       (started by the app server: core/runs/warm_pool.py)
 
 It sets the MindSpore environment of NETWORK (the oneDNN cap is per network and fixed at import), imports
-MindSpore and the trainer, loads LeNet-5's custom operators (core.model.kernels), then waits for one run id on
-stdin and trains that run exactly as core.cli.worker does (its output then goes to the run's log). One run per
-process: the next is another fresh process. At the end of stdin without a run id (the app server has gone) it
-exits.
+MindSpore and the trainer, builds the default run's model and compiles its first graphs (core.training.prepared;
+LeNet-5 with its custom operators, core.model.kernels), then waits for one run id on stdin and trains that run
+exactly as core.cli.worker does (its output then goes to the run's log). One run per process: the next is another
+fresh process. At the end of stdin without a run id (the app server has gone) it exits.
 """
 from __future__ import annotations
 
@@ -32,9 +32,7 @@ def main(argv: list[str] | None = None) -> int:
     prepare_process(args.network)
     signal.signal(signal.SIGTERM, raise_interrupt)
     from core.runs.execute import execute  # deferred: warming up is loading MindSpore and the trainer now
-    if args.network == "lenet5":
-        from core.model.kernels.custom_ops import custom_ops
-        custom_ops()  # built (the first time on this machine) and loaded now, not after Start
+    _prepare_default_model(args.network)
     print(f"{READY} {args.network} in {time.monotonic() - began:.1f} s (pid {os.getpid()})", flush=True)
     run_id = sys.stdin.readline().strip()
     if not run_id:
@@ -52,6 +50,22 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     print(f"run {run_id}: {status}")
     return 0
+
+
+def _prepare_default_model(network: str) -> None:
+    """The default run's model built and its first graphs compiled now, not after Start (the run takes it when
+    its graphs are the same: core.training.prepared); LeNet-5's custom operators built and loaded with it."""
+    from core.config import TrainConfig
+    from core.data.folders import validate_mnist_dir
+    from core.training.build import prepare_data
+    from core.training.prepared import prepare
+    config = TrainConfig(network=network)
+    try:
+        data = prepare_data(config, validate_mnist_dir(config.data_dir), None, seed=config.seed)
+        prepare(config, data.steps_per_epoch)
+    except Exception as e:  # the run still trains, on a model built when it starts (as without a warm worker)
+        print(f"warm worker: the default {network} model could not be prepared ({e}); runs build their own",
+              file=sys.stderr, flush=True)
 
 
 def _output_to(path) -> None:

@@ -20,7 +20,8 @@ from core.config import TrainConfig
 from core.data.folders import MnistFolder
 from core.messages import Message
 from core.model.evaluation import evaluate_batches
-from core.training.build import build_model, control_for, prepare_data, seed_run
+from core.training.prepared import model_for
+from core.training.build import control_for, prepare_data, seed_run
 from core.training.clock import StepClock
 from core.training.run_control import Control
 from core.training.early_stopping import BestEpoch, EarlyStopping
@@ -98,7 +99,7 @@ def _start(config: TrainConfig, folder: MnistFolder, events: CallbackList, contr
     done_epochs = resume.epoch if resume else 0
     seed_run(config, done_epochs)
     data = prepare_data(config, folder, parallel, seed=config.seed + done_epochs)
-    model = build_model(config, resume, parallel, data.steps_per_epoch)
+    model = model_for(config, resume, parallel, data.steps_per_epoch)  # a warm worker's, when it fits
     step = resume.step if resume else 0
     clock = StepClock(data.steps_per_epoch * config.epochs, resume.elapsed if resume else 0.0)
     compiled: set[str] = set()

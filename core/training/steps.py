@@ -100,6 +100,13 @@ class Stepper:
     def multi(self, xs, ys):
         return self._multi()(xs, ys)
 
+    def compile(self, data, label) -> None:
+        """Compile the one-step graph, and the K-step one, for batches shaped like (data, label), without
+        running them (a Cell style step's: the weights do not move)."""
+        self._step.compile(data, label)
+        if self._multi is not None:
+            self._multi().compile(*MultiStep.batches([(data, label)] * self.k))
+
     def with_grads(self, data, label):
         loss, logits, grads = self._with_grads()(data, label)
         return loss, logits, {n: g.asnumpy() for n, g in zip(self.names, grads, strict=False)}

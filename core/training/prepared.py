@@ -1,0 +1,68 @@
+"""A model built and compiled before its run exists, so that Start does not wait for MindSpore's compiler.
+
+A warm worker (core/cli/warm_worker.py) prepares its network's model with the default settings: it builds the
+network, optimizer and train step and compiles the first call's graphs (K steps per call, and one step) without
+running them, so the weights and the optimizer's state stay as built. The run that then arrives takes that model
+when its graphs would be the same: same network and shape, style, mode, optimizer, loss, batch and steps per
+call; a fresh run (not resumed, no initial checkpoint, one process, float32). Its own seeded initial weights are
+copied in and its learning rate set: the run trains exactly as it would on a model built for it (the weights of
+a freshly built network with the run's seed, the optimizer's moments at zero). Any other run builds its own.
+"""
+from __future__ import annotations
+
+import dataclasses
+
+import mindspore as ms
+import numpy as np
+
+from core.config import TrainConfig
+from core.model.networks import training_network
+from core.training.build import Model, build_model
+from core.training.parallel import Parallel
+from core.training.resume_state import ResumeState
+from core.training.weight_arrays import restore, snapshot
+
+__all__ = ["prepare", "model_for", "graph_settings"]
+
+# Settings that change what a run trains on or for how long, not its graphs (the learning rate is a Parameter the
+# step reads, set for the run; a schedule is not: it is a list of rates inside the graph).
+_OUTSIDE_THE_GRAPHS = ("epochs", "seed", "val_fraction", "early_stopping", "patience", "num_parallel_workers",
+                       "data_dir", "validate_every", "augment", "learning_rate")
+_READY: dict[str, tuple[TrainConfig, int, Model]] = {}  # network -> (graph settings, steps per epoch, model)
+
+
+def graph_settings(config: TrainConfig) -> TrainConfig:
+    """config with every setting that does not shape its graphs at the default (two runs with equal graph
+    settings compile the same graphs)."""
+    neutral = [f for f in _OUTSIDE_THE_GRAPHS if f != "learning_rate" or config.lr_schedule == "constant"]
+    defaults = TrainConfig()
+    return dataclasses.replace(config, **{f: getattr(defaults, f) for f in neutral})
+
+
+def prepare(config: TrainConfig, steps_per_epoch: int) -> None:
+    """Build config's model and compile its first call's graphs now, for the next run of the same graphs."""
+    if config.mode != "graph" or config.style != "cell":
+        return  # PyNative compiles nothing ahead; the functional style's step is not a Cell to compile
+    from core.runtime import set_mode
+    set_mode(config.mode)
+    model = build_model(config, None, None, steps_per_epoch)
+    model.step.compile(ms.Tensor(np.zeros((config.batch_size, 1, 28, 28), np.float32)),
+                       ms.Tensor(np.zeros(config.batch_size, np.int32)))
+    _READY[config.network] = (graph_settings(config), steps_per_epoch, model)
+
+
+def model_for(config: TrainConfig, resume: ResumeState | None, parallel: Parallel | None,
+              steps_per_epoch: int) -> Model:
+    """The prepared model when it fits this run (and no other run has taken it), else a model built now.
+    Callers seed the run first (core.training.build.seed_run): the initial weights are the seed's."""
+    ready = _READY.get(config.network)
+    fits = (ready is not None and resume is None and parallel is None and config.init_checkpoint is None
+            and config.amp_level == "O0" and (ready[0], ready[1]) == (graph_settings(config), steps_per_epoch))
+    if not fits or ready is None:
+        return build_model(config, resume, parallel, steps_per_epoch)
+    del _READY[config.network]
+    model = ready[2]
+    restore(model.net, snapshot(training_network(config)))  # the run's seeded initial weights
+    if config.lr_schedule == "constant":
+        ms.ops.assign(model.optimizer.learning_rate, ms.Tensor(config.learning_rate, ms.float32))
+    return model

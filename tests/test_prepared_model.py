@@ -1,0 +1,64 @@
+"""A warm worker's model, built and compiled before its run exists (core.training.prepared): the run that takes
+it trains exactly what a run on a model built for it trains, and only a run of the same graphs takes it."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from core.config import TrainConfig
+from core.data.folders import validate_mnist_dir
+from core.training import prepared
+from core.training.build import prepare_data
+from core.training.events import EventLog, PhaseEvent, StepEvent
+from core.training.loop import train
+from core.training.weight_arrays import snapshot
+
+
+@pytest.fixture(autouse=True)
+def nothing_prepared():
+    prepared._READY.clear()
+    yield
+    prepared._READY.clear()
+
+
+def run(config: TrainConfig):
+    events = EventLog()
+    result = train(config, validate_mnist_dir(config.data_dir), [events])
+    return result, events
+
+
+def prepare_for(config: TrainConfig) -> None:
+    data = prepare_data(config, validate_mnist_dir(config.data_dir), None, seed=config.seed)
+    prepared.prepare(config, data.steps_per_epoch)
+
+
+@pytest.mark.parametrize("network", ["lenet5", "mlp"])
+def test_a_run_on_the_prepared_model_trains_what_a_run_on_its_own_model_trains(small_mnist, network):
+    """The warm worker prepared the defaults with another seed and learning rate: the run's seed and rate
+    still decide, bit for bit, and the prepared model's first call does not compile."""
+    config = TrainConfig(network=network, epochs=1, data_dir=str(small_mnist), seed=3, learning_rate=0.02)
+    own, own_events = run(config)
+    prepare_for(config.with_(seed=99, learning_rate=0.01))
+    assert config.network in prepared._READY
+    taken, taken_events = run(config)
+    assert config.network not in prepared._READY, "the run took the prepared model"
+    assert [s.loss for s in taken_events.of(StepEvent)] == [s.loss for s in own_events.of(StepEvent)]
+    a, b = snapshot(own.net), snapshot(taken.net)
+    assert a.keys() == b.keys() and all(np.array_equal(a[k], b[k]) for k in a)
+    first_call = [p.first_step_seconds for p in taken_events.of(PhaseEvent) if p.first_step_seconds is not None]
+    compiled_then = [p.first_step_seconds for p in own_events.of(PhaseEvent) if p.first_step_seconds is not None]
+    print(f"first call: {first_call[0]:.3f} s on the prepared model, {compiled_then[0]:.3f} s compiling")
+    assert first_call[0] < compiled_then[0] / 3, "the prepared model's first call compiled again"
+
+
+def test_a_run_of_other_graphs_builds_its_own_model_and_leaves_the_prepared_one(small_mnist):
+    config = TrainConfig(network="mlp", epochs=1, data_dir=str(small_mnist))
+    prepare_for(config)
+    for other in (config.with_(batch_size=32), config.with_(hidden=(64,)), config.with_(optimizer="adam"),
+                  config.with_(lr_schedule="cosine", learning_rate=0.05)):
+        assert prepared.graph_settings(other) != prepared.graph_settings(config)
+    _, events = run(config.with_(batch_size=32))
+    assert "mlp" in prepared._READY, "a batch of 32 is another graph: the prepared model stays for its run"
+    assert len(events.of(StepEvent)) > 0
+    assert prepared.graph_settings(config.with_(seed=5, epochs=3, validate_every=10, learning_rate=0.1)) == \
+        prepared.graph_settings(config)
