@@ -1,6 +1,7 @@
 """Train: start, pause, resume, stop; live progress, curves and log, read from the run store."""
 import streamlit as st
 
+from ui.first_step import await_first_step
 from ui.format import run_choice_label
 from ui.language import t
 from ui.poll_interval import keep_pace, live_poll_interval, timed_update
@@ -36,7 +37,7 @@ default_id = active.id if active else st.session_state.get("run_id", ids[0])
 shown = choice_slot.selectbox(t("train.run"), ids, index=ids.index(default_id) if default_id in ids else 0,
                      format_func=lambda i: run_choice_label(next(r for r in runs if r.id == i)))
 st.session_state["run_id"] = shown
-was_active = store.get(shown).active
+was_active = await_first_step(store, store.get(shown)).active
 poll_s = live_poll_interval() if was_active else None
 if not was_active:  # the sidebar polls the status itself; while the shown run trains, the live view draws it
     with status_slot():

@@ -91,6 +91,7 @@ def start_button(store: RunStore, config: TrainConfig, disabled_by: bool = False
         st.error(t("train.could_not_start", error=say(e)))
         return False
     st.session_state["run_id"] = st.session_state["started_run_id"] = run_id
+    st.session_state["_await_first_step"] = run_id  # the Train page it opens draws the first step (ui/first_step)
     mine = next((w for w in RunQueue(store).waiting() if w.run.id == run_id), None)
     if mine is not None:  # said after the rerun that follows
         st.session_state["_train_notice"] = t("queue.queued", position=mine.position,
