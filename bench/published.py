@@ -211,7 +211,7 @@ def profile_step() -> list[str]:
             newest[r["operators"]] = r
     kinds = sorted(newest, key=lambda k: not k.startswith("MindSpore"))
     head = "| operator type | " + " | ".join(f"{k} operators: ms per step (share)" for k in kinds) + " |"
-    rows = [f"`STUDIO_CUSTOM_KERNELS=0|1 python bench/profile_step.py lenet5` — "
+    rows = ["`STUDIO_CUSTOM_KERNELS=0|1 python bench/profile_step.py lenet5` — "
             + "; ".join(f"{newest[k]['date']} ({k})" for k in kinds)
             + f", {newest[kinds[0]]['machine']}, mindspore {newest[kinds[0]]['mindspore']}, K = "
             + f"{newest[kinds[0]]['k']}, random batches of 64, under MindSpore's profiler", "", head,

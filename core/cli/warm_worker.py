@@ -16,6 +16,8 @@ import signal
 import sys
 import time
 
+from core.config import TrainConfig
+from core.data.folders import validate_mnist_dir
 from core.runs.entry import raise_interrupt
 from core.runs.store.arguments import add_store_arguments, open_store
 from core.runtime import prepare_process
@@ -55,10 +57,8 @@ def main(argv: list[str] | None = None) -> int:
 def _prepare_default_model(network: str) -> None:
     """The default run's model built and its first graphs compiled now, not after Start (the run takes it when
     its graphs are the same: core.training.prepared); LeNet-5's custom operators built and loaded with it."""
-    from core.config import TrainConfig
-    from core.data.folders import validate_mnist_dir
-    from core.training.build import prepare_data
-    from core.training.prepared import prepare
+    from core.training.build import prepare_data  # deferred: MindSpore, after prepare_process
+    from core.training.prepared import prepare  # deferred: MindSpore
     config = TrainConfig(network=network)
     try:
         data = prepare_data(config, validate_mnist_dir(config.data_dir), None, seed=config.seed)

@@ -17,6 +17,7 @@ import numpy as np
 
 from core.config import TrainConfig
 from core.model.networks import training_network
+from core.runtime import set_mode
 from core.training.build import Model, build_model
 from core.training.parallel import Parallel
 from core.training.resume_state import ResumeState
@@ -43,7 +44,6 @@ def prepare(config: TrainConfig, steps_per_epoch: int) -> None:
     """Build config's model and compile its first call's graphs now, for the next run of the same graphs."""
     if config.mode != "graph" or config.style != "cell":
         return  # PyNative compiles nothing ahead; the functional style's step is not a Cell to compile
-    from core.runtime import set_mode
     set_mode(config.mode)
     model = build_model(config, None, None, steps_per_epoch)
     model.step.compile(ms.Tensor(np.zeros((config.batch_size, 1, 28, 28), np.float32)),

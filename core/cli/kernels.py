@@ -1,7 +1,7 @@
 """Build the project's C++ operators now (./run.sh does, so the first LeNet-5 run does not wait for g++) and
 say where they are, or why there are none:
 
-    python -m core.model.kernels
+    python -m core.cli.kernels
 """
 from __future__ import annotations
 
