@@ -34,11 +34,11 @@ def prepare_for(config: TrainConfig) -> None:
 
 @pytest.mark.parametrize("network", ["lenet5", "mlp"])
 def test_a_run_on_the_prepared_model_trains_what_a_run_on_its_own_model_trains(small_mnist, network):
-    """The warm worker prepared the defaults with another seed and learning rate: the run's seed and rate
-    still decide, bit for bit, and the prepared model's first call does not compile."""
+    """The warm worker prepared the defaults (the bundled 5,000 images, another seed and learning rate): the
+    run's own data, seed and rate still decide, bit for bit, and its first call does not compile."""
     config = TrainConfig(network=network, epochs=1, data_dir=str(small_mnist), seed=3, learning_rate=0.02)
     own, own_events = run(config)
-    prepare_for(config.with_(seed=99, learning_rate=0.01))
+    prepare_for(config.with_(seed=99, learning_rate=0.01, data_dir=None))
     assert config.network in prepared._READY
     taken, taken_events = run(config)
     assert config.network not in prepared._READY, "the run took the prepared model"
@@ -62,3 +62,12 @@ def test_a_run_of_other_graphs_builds_its_own_model_and_leaves_the_prepared_one(
     assert len(events.of(StepEvent)) > 0
     assert prepared.graph_settings(config.with_(seed=5, epochs=3, validate_every=10, learning_rate=0.1)) == \
         prepared.graph_settings(config)
+
+
+def test_a_learning_rate_schedule_is_taken_only_for_the_same_steps_per_epoch(small_mnist):
+    """A schedule's graph holds every step's rate: prepared for the bundled images' epochs, it does not fit a run
+    on 1,200 images."""
+    config = TrainConfig(network="mlp", epochs=1, data_dir=str(small_mnist), lr_schedule="cosine")
+    prepare_for(config.with_(data_dir=None))
+    run(config)
+    assert "mlp" in prepared._READY, "another number of steps per epoch: the run built its own model"

@@ -29,7 +29,8 @@ __all__ = ["prepare", "model_for", "graph_settings"]
 # step reads, set for the run; a schedule is not: it is a list of rates inside the graph).
 _OUTSIDE_THE_GRAPHS = ("epochs", "seed", "val_fraction", "early_stopping", "patience", "num_parallel_workers",
                        "data_dir", "validate_every", "augment", "learning_rate")
-_READY: dict[str, tuple[TrainConfig, int, Model]] = {}  # network -> (graph settings, steps per epoch, model)
+# network -> (graph settings, steps per epoch: a learning-rate schedule's graph holds every step's rate, model)
+_READY: dict[str, tuple[TrainConfig, int, Model]] = {}
 
 
 def graph_settings(config: TrainConfig) -> TrainConfig:
@@ -57,7 +58,8 @@ def model_for(config: TrainConfig, resume: ResumeState | None, parallel: Paralle
     Callers seed the run first (core.training.build.seed_run): the initial weights are the seed's."""
     ready = _READY.get(config.network)
     fits = (ready is not None and resume is None and parallel is None and config.init_checkpoint is None
-            and config.amp_level == "O0" and (ready[0], ready[1]) == (graph_settings(config), steps_per_epoch))
+            and config.amp_level == "O0" and ready[0] == graph_settings(config)
+            and (config.lr_schedule == "constant" or ready[1] == steps_per_epoch))  # a schedule spans the epochs
     if not fits or ready is None:
         return build_model(config, resume, parallel, steps_per_epoch)
     del _READY[config.network]
