@@ -205,6 +205,24 @@ def test_training_uses_the_custom_operators_unless_switched_off(monkeypatch, fre
     assert type(training_network(lenet)) is LeNet5
 
 
+def test_a_lenet5_runs_log_says_whose_operators_it_trains_on(small_mnist, monkeypatch, fresh_library):
+    from core.data.folders import validate_mnist_dir
+    from core.training.events import EventLog, LogEvent
+    from core.training.loop import train
+    config = TrainConfig(network="lenet5", epochs=1, data_dir=str(small_mnist), val_fraction=0.0)
+    said = {}
+    for switch in ("1", "0"):
+        monkeypatch.setenv("STUDIO_CUSTOM_KERNELS", switch)
+        library_module.library.cache_clear()
+        custom_ops_module.custom_ops.cache_clear()
+        events = EventLog()
+        train(config, validate_mnist_dir(config.data_dir), [events])
+        said[switch] = [e.message for e in events.of(LogEvent) if "operators" in e.message]
+    assert said["1"] == ["LeNet-5 trains on the project's C++ operators (core/model/kernels)"]
+    assert len(said["0"]) == 1 and "MindSpore's own operators" in said["0"][0] and "STUDIO_CUSTOM_KERNELS=0" in \
+        said["0"][0]
+
+
 def test_without_a_compiler_lenet5_trains_on_mindspores_operators_and_says_why(monkeypatch, tmp_path, caplog,
                                                                                  fresh_library):
     monkeypatch.setenv("STUDIO_KERNEL_CACHE", str(tmp_path))

@@ -102,6 +102,14 @@ def training_network(config) -> nn.Cell:
     return network_for(config)
 
 
+def operators_line(net: nn.Cell) -> str:
+    """For a LeNet-5 run's log: whose operators it trains on, and why not the project's when it does not."""
+    if isinstance(net, FastLeNet5):
+        return "LeNet-5 trains on the project's C++ operators (core/model/kernels)"
+    return ("LeNet-5 trains on MindSpore's own operators: mixed precision, STUDIO_CUSTOM_KERNELS=0, or no C++ "
+            "compiler (python -m core.cli.kernels says which)")
+
+
 def mlp_hidden_from_shapes(shapes: dict[str, tuple]) -> tuple[int, ...] | None:
     """The hidden widths of an MLP checkpoint, from its Dense weights' shapes (None: not our MLP's names)."""
     dense = []
