@@ -5,13 +5,16 @@ say where they are, or why there are none:
 """
 from __future__ import annotations
 
+import argparse
 import logging
 import sys
 
 from core.model.kernels.library import SWITCH, library, switched_off
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
+    argparse.ArgumentParser(description="Build LeNet-5's C++ operators now (once per host and CPU) and say where "
+                            f"they are, or why there are none. {SWITCH}=0 switches them off.").parse_args(argv)
     logging.basicConfig(format="%(message)s")
     if switched_off():
         print(f"custom operators switched off ({SWITCH}=0): LeNet-5 trains with MindSpore's own")
