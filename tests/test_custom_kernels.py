@@ -154,6 +154,39 @@ def test_conv_1ch_matches_mindspores_convolution_and_both_gradients(kernels, sha
         np.testing.assert_allclose(mine, theirs, rtol=1e-4, atol=1e-5 * np.abs(theirs).max())
 
 
+def conv2_inputs(shared_mnist, n: int) -> np.ndarray:
+    """What reaches LeNet-5's second convolution from real digits: the first's outputs, biased, ReLU'd and
+    pooled (many zeros)."""
+    rng = np.random.default_rng(4)
+    bias = ms.Tensor((rng.standard_normal(6) * 0.3).astype(np.float32))
+    return ops.relu(ops.max_pool2d(ms.Tensor(conv1_outputs(shared_mnist, n)) + bias.reshape(1, 6, 1, 1), 2, 2)).asnumpy()
+
+
+# LeNet-5's second convolution, then shapes that take the kernel's other paths: more than 16 output channels
+# (and not a multiple of 16), more than 6 input channels, rows wider than one 16-column vector, a 3x3 kernel.
+@pytest.mark.parametrize("source,x_shape,w_shape", [("random", (64, 6, 14, 14), (16, 6, 5, 5)),
+                                                    ("real", (64, 6, 14, 14), (16, 6, 5, 5)),
+                                                    ("random", (3, 8, 9, 20), (5, 8, 3, 3)),
+                                                    ("random", (2, 7, 8, 8), (20, 7, 5, 5))])
+def test_conv_valid_matches_mindspores_convolution_and_both_gradients(kernels, shared_mnist, source, x_shape,
+                                                                      w_shape):
+    rng = np.random.default_rng(3)
+    x = (rng.standard_normal(x_shape).astype(np.float32) if source == "random"
+         else conv2_inputs(shared_mnist, x_shape[0]))
+    weight = (rng.standard_normal(w_shape) * 0.2).astype(np.float32)
+    k = w_shape[2]
+    cotangent = rng.standard_normal((x_shape[0], w_shape[0], x_shape[2] - k + 1, x_shape[3] - k + 1)
+                                    ).astype(np.float32)
+    stock = nn.Conv2d(w_shape[1], w_shape[0], k, pad_mode="valid", has_bias=False)
+    stock.weight.set_data(ms.Tensor(weight))
+    y, dx, (dw,) = outputs_and_gradients(_Tracked(_Conv(kernels.conv_valid, weight)), x, cotangent)
+    y0, dx0, (dw0,) = outputs_and_gradients(_Tracked(stock), x, cotangent)
+    assert np.count_nonzero(dx0) > dx0.size // 2
+    for mine, theirs in ((y, y0), (dx, dx0), (dw, dw0)):  # float sums in another order: relative to the scale
+        assert mine.shape == theirs.shape
+        np.testing.assert_allclose(mine, theirs, rtol=1e-4, atol=1e-5 * np.abs(theirs).max())
+
+
 def train_steps(net: nn.Cell, images: np.ndarray, labels: np.ndarray, steps: int) -> dict[str, np.ndarray]:
     config = TrainConfig(network="lenet5")
     step = TrainStep(NetWithLoss(net, build_loss(config.loss)), build_optimizer(config, net.trainable_params()))

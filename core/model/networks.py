@@ -43,20 +43,21 @@ class LeNet5(nn.Cell):
 
 
 class FastLeNet5(LeNet5):
-    """LeNet-5 on the project's custom operators (core.model.kernels): the first convolution is conv_1ch, and
-    the bias + ReLU + max pool after each convolution is one relu_pool. The same layers, parameters and names as
-    LeNet5, so its checkpoints load into LeNet5 and back."""
+    """LeNet-5 on the project's custom operators (core.model.kernels): the first convolution is conv_1ch, the
+    second conv_valid, and the bias + ReLU + max pool after each convolution is one relu_pool. The same layers,
+    parameters and names as LeNet5, so its checkpoints load into LeNet5 and back."""
 
     def __init__(self, kernels, num_classes: int = NUM_CLASSES):
         super().__init__(num_classes)
         self.conv_1ch = kernels.conv_1ch
         self.relu_pool = kernels.relu_pool
+        self.conv_valid = kernels.conv_valid
 
     def construct(self, x):
         conv1 = self.features[0]
         conv2 = self.features[3]
         x = self.relu_pool(self.conv_1ch(x, conv1.weight), conv1.bias)
-        x = self.relu_pool(conv2.conv2d(x, conv2.weight), conv2.bias)
+        x = self.relu_pool(self.conv_valid(x, conv2.weight), conv2.bias)
         return self.classifier(x)
 
 
