@@ -3,7 +3,9 @@
     .venv/bin/python -m bench.start_latency [--reps 2]
 
 A server on 127.0.0.1 with a fresh run store; for each network, Configure (the page complete) → click "Start
-training" → the Train page's progress shows step ≥ 1; runs one after another; on a server with warm workers (the default:
+training" → the Train page's progress shows step ≥ 1, timed in the page from the click's pointerdown (Playwright
+itself takes 0.05-1.3 s here between its click() call and the pointerdown, waiting for the button to be
+"stable": recorded apart as playwright_click_delay_s, not the user's wait); runs one after another; on a server with warm workers (the default:
 core/runs/warm_pool.py) and on one without, interleaved. Also split, from the store: the click to the
 worker's start (process start, imports), the first graph call (compilation included), the training time at
 the first step, and from the first step's end (its log line) to the page showing it.
@@ -12,6 +14,7 @@ Results: bench/results/start_latency.json (date, versions, machine).
 from __future__ import annotations
 
 import argparse
+import base64
 import json
 import os
 import platform
@@ -35,37 +38,76 @@ from tests.server import CHROMIUM, CHROMIUM_ARGS, start_server  # noqa: E402
 WARM_UP_S = 3.0  # after both warm workers said they are ready
 
 
-def one_start(page, url: str, store: RunStore, network: str) -> dict:
+class Frames:
+    """When the server's messages reached the browser, by Chromium's DevTools protocol: the frame that first
+    carries a progress of step >= 1 is when the server had drawn the first step (over the loopback, the
+    server's part of the wait; the rest is the browser drawing it)."""
+
+    STEP = re.compile(rb"step ([1-9][0-9]*)/")
+
+    def __init__(self, page):
+        self.clock: float | None = None  # wall time minus the protocol's monotonic time
+        self.arrivals: list[tuple[float, bytes]] = []
+        cdp = page.context.new_cdp_session(page)
+        cdp.on("Network.webSocketWillSendHandshakeRequest", self._handshake)
+        cdp.on("Network.webSocketFrameReceived", self._frame)
+        cdp.send("Network.enable")
+
+    def _handshake(self, event: dict) -> None:
+        self.clock = event["wallTime"] - event["timestamp"]
+
+    def _frame(self, event: dict) -> None:
+        data = event["response"]["payloadData"]
+        payload = base64.b64decode(data) if event["response"]["opcode"] == 2 else data.encode()
+        if self.clock is not None and self.STEP.search(payload):
+            self.arrivals.append((event["timestamp"] + self.clock, payload))
+
+    def first_step_at(self, after: float) -> float | None:
+        return next((t for t, _ in self.arrivals if t >= after), None)
+
+
+# Set on Configure before the click, read after it: when the user's click reached the page (its pointerdown) and
+# when the Train page's progress first said step >= 1 (both by the page's clock, the machine's).
+WATCH_JS = """() => {
+  window.__studioDown = null; window.__studioShown = null;
+  document.addEventListener('pointerdown', () => { window.__studioDown ??= Date.now(); }, {capture: true, once: true});
+  const check = () => {
+    const p = document.querySelector('[data-testid="stMain"] [data-testid="stProgress"]');
+    const m = p && /step (\\d+)\\//.exec(p.innerText);
+    if (m && +m[1] >= 1 && window.__studioShown === null) { window.__studioShown = Date.now(); seen.disconnect(); }
+  };
+  const seen = new MutationObserver(check);
+  seen.observe(document, {subtree: true, childList: true, characterData: true, attributes: true});
+}"""
+
+
+def one_start(page, frames: Frames, url: str, store: RunStore, network: str) -> dict:
     page.goto(f"{url}/configure?network={network}&epochs=2")
     page.get_by_text("Configuration is valid").wait_for(timeout=60_000)
     # Then the page complete, as a user sees it before reaching for the button: clicked while the page still
     # ran, the click waited for that run and then a whole new one (1.2-3.2 s of the figure, before 2026-11-30).
     page.wait_for_function(COMPLETE_JS, arg="configure", timeout=60_000, polling=20)
-    progress = page.locator('[data-testid="stMain"] [data-testid="stProgress"]').first
-    clicked = time.time()
+    page.evaluate(WATCH_JS)
+    called = time.time()
     page.get_by_role("button", name="Start training").click()
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        try:
-            found = re.search(r"step (\d+)/", progress.inner_text(timeout=500))
-        except Exception:  # the Train page is still loading
-            found = None
-        if found and int(found.group(1)) >= 1:
-            break
-        time.sleep(0.02)
-    seen_at = time.time()
-    seen = seen_at - clicked
+    page.wait_for_function("() => window.__studioShown !== null", timeout=120_000, polling=50)
+    down_ms, shown_ms = page.evaluate("() => [window.__studioDown, window.__studioShown]")
+    clicked, seen_at = down_ms / 1000, shown_ms / 1000
+    sent = frames.first_step_at(after=clicked)
     run = store.list_runs()[0]
     while store.get(run.id).active:  # let it finish: one run at a time
         time.sleep(0.2)
     rows = store.steps(run.id)
     first = next((line for line in store.logs(run.id) if "first step" in line.message), None)
     compile_s = float(re.search(r"took ([\d.]+) s", first.message).group(1)) if first else None
-    return {"network": network, "click_to_first_live_step_s": round(seen, 2),
+    return {"network": network, "click_to_first_live_step_s": round(seen_at - clicked, 2),
+            "playwright_click_delay_s": round(clicked - called, 2),
             "click_to_worker_start_s": round(run.started - clicked, 2) if run.started else None,
             "first_call_s": compile_s, "first_step_elapsed_s": rows[0].elapsed if rows else None,
             "click_to_first_step_done_s": round(first.t - clicked, 2) if first else None,
             "first_step_done_to_page_s": round(seen_at - first.t, 2) if first else None,
+            "click_to_server_sent_first_step_s": round(sent - clicked, 2) if sent else None,
+            "browser_drawing_s": round(seen_at - sent, 2) if sent else None,
             "status": store.get(run.id).status}
 
 
@@ -75,6 +117,7 @@ def one_server(browser, warm: bool, rep: int) -> list[dict]:
     server, store, rows = start_server(root, extra_env={"STUDIO_WARM_WORKERS": "1" if warm else "0"}), RunStore(root), []
     try:
         page = browser.new_page(viewport={"width": 1400, "height": 900})
+        frames = Frames(page)
         if warm:  # as a server has long done before anyone presses Start: both workers loaded, then a breath
             deadline = time.monotonic() + 120
             while time.monotonic() < deadline and not all(
@@ -83,7 +126,7 @@ def one_server(browser, warm: bool, rep: int) -> list[dict]:
                 time.sleep(0.5)
             time.sleep(WARM_UP_S)
         for network in ("lenet5", "mlp"):
-            row = one_start(page, server.url, store, network) | {"run_of_setting": rep + 1, "warm_workers": warm}
+            row = one_start(page, frames, server.url, store, network) | {"run_of_setting": rep + 1, "warm_workers": warm}
             rows.append(row)
             print(json.dumps(row), flush=True)
         page.close()
