@@ -138,13 +138,15 @@ class _Tracked(nn.Cell):
         return self.f(x)
 
 
-@pytest.mark.parametrize("source,batch,k", [("random", 64, 5), ("real", 64, 5), ("real", 5, 5), ("random", 7, 3)])
-def test_conv_1ch_matches_mindspores_convolution_and_both_gradients(kernels, shared_mnist, source, batch, k):
+# Rows up to 32 wide take the kernel's vector path (MNIST's 28), wider ones its long-dot-product path.
+@pytest.mark.parametrize("source,batch,k,width", [("random", 64, 5, 28), ("real", 64, 5, 28), ("real", 5, 5, 28),
+                                                  ("random", 7, 3, 28), ("random", 3, 7, 40), ("random", 4, 5, 13)])
+def test_conv_1ch_matches_mindspores_convolution_and_both_gradients(kernels, shared_mnist, source, batch, k, width):
     rng = np.random.default_rng(2)
-    x = (rng.standard_normal((batch, 1, 28, 28)).astype(np.float32) if source == "random"
+    x = (rng.standard_normal((batch, 1, 28, width)).astype(np.float32) if source == "random"
          else real_images(shared_mnist, batch))
     weight = (rng.standard_normal((6, 1, k, k)) * 0.2).astype(np.float32)
-    cotangent = rng.standard_normal((batch, 6, 28, 28)).astype(np.float32)
+    cotangent = rng.standard_normal((batch, 6, 28, width)).astype(np.float32)
     stock = nn.Conv2d(1, 6, k, pad_mode="pad", padding=(k - 1) // 2, has_bias=False)
     stock.weight.set_data(ms.Tensor(weight))
     y, dx, (dw,) = outputs_and_gradients(_Tracked(_Conv(kernels.conv_1ch, weight)), x, cotangent)

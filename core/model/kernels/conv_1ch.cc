@@ -15,6 +15,13 @@
 
 namespace {
 constexpr int64_t kLanes = 16;
+typedef float v16 __attribute__((vector_size(64)));  // GCC's vector extension: one AVX-512 register
+
+v16 load(const float *p) {  // 16 floats from any address
+  v16 v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
 
 struct Plane {
   int64_t H, W, K, p, Wp, rows;  // rows: padded rows, plus one so the last tap may read past the image
@@ -85,21 +92,129 @@ void filter_sums(const float *g, const float *src, int64_t Wp, int64_t span, dou
 }
 
 template <int K>
+void correlate_tail(const float *src, const float *c, int64_t Wp, int64_t i0, int64_t span, float *out) {
+  for (int64_t i = i0; i < span; ++i) {
+    float a = 0.0f;
+    for (int kh = 0; kh < K; ++kh)
+      for (int kw = 0; kw < K; ++kw) a += c[kh * K + kw] * src[i + kh * Wp + kw];
+    out[i] += a;
+  }
+}
+
+// out[cb][i] = sum over taps of c[cb][kh][kw] * src[i + kh * Wp + kw], for i < span and CB output channels at
+// once: each tap's two vectors of the image (32 outputs) are loaded once for all CB channels, whose 2*CB sums
+// stay in registers across the K*K taps
+template <int K, int CB>
+void correlate_channels(const float *src, const float *c, int64_t Wp, int64_t span, float *out, int64_t out_stride) {
+  int64_t i0 = 0;
+  for (; i0 + 2 * kLanes <= span; i0 += 2 * kLanes) {
+    v16 acc[CB][2];
+    for (int cb = 0; cb < CB; ++cb) acc[cb][0] = acc[cb][1] = v16{};
+    for (int kh = 0; kh < K; ++kh)
+      for (int kw = 0; kw < K; ++kw) {
+        const float *p = src + i0 + kh * Wp + kw;
+        const v16 a = load(p), b = load(p + kLanes);
+        for (int cb = 0; cb < CB; ++cb) {
+          const float w = c[cb * K * K + kh * K + kw];
+          acc[cb][0] += w * a;
+          acc[cb][1] += w * b;
+        }
+      }
+    for (int cb = 0; cb < CB; ++cb) {
+      std::memcpy(out + cb * out_stride + i0, &acc[cb][0], sizeof(v16));
+      std::memcpy(out + cb * out_stride + i0 + kLanes, &acc[cb][1], sizeof(v16));
+    }
+  }
+  for (int cb = 0; cb < CB; ++cb) {
+    std::fill(out + cb * out_stride + i0, out + cb * out_stride + span, 0.0f);
+    correlate_tail<K>(src, c + cb * K * K, Wp, i0, span, out + cb * out_stride);
+  }
+}
+
+constexpr int kChannelBlock = 6;  // output channels at once (LeNet-5's first convolution has 6)
+
+template <int K>
 int forward(int64_t N, int64_t O, const Plane &s, const float *x, const float *wt, float *y) {
-  std::vector<float> padded(s.rows * s.Wp), out(s.span());
+  std::vector<float> padded(s.rows * s.Wp), out(kChannelBlock * s.span());
   for (int64_t n = 0; n < N; ++n) {
     pad_image(s, x + n * s.H * s.W, padded.data());
-    for (int64_t o = 0; o < O; ++o) {
-      std::fill(out.begin(), out.end(), 0.0f);
-      correlate<K>(padded.data(), wt + o * K * K, s.Wp, s.span(), out.data());
-      narrow(s, out.data(), y + (n * O + o) * s.H * s.W);
+    for (int64_t o = 0; o < O; o += kChannelBlock) {
+      const int64_t cbs = std::min<int64_t>(kChannelBlock, O - o);
+      const float *c = wt + o * K * K;
+      switch (cbs) {
+        case 1: correlate_channels<K, 1>(padded.data(), c, s.Wp, s.span(), out.data(), s.span()); break;
+        case 2: correlate_channels<K, 2>(padded.data(), c, s.Wp, s.span(), out.data(), s.span()); break;
+        case 3: correlate_channels<K, 3>(padded.data(), c, s.Wp, s.span(), out.data(), s.span()); break;
+        case 4: correlate_channels<K, 4>(padded.data(), c, s.Wp, s.span(), out.data(), s.span()); break;
+        case 5: correlate_channels<K, 5>(padded.data(), c, s.Wp, s.span(), out.data(), s.span()); break;
+        default: correlate_channels<K, kChannelBlock>(padded.data(), c, s.Wp, s.span(), out.data(), s.span());
+      }
+      for (int64_t cb = 0; cb < cbs; ++cb) narrow(s, out.data() + cb * s.span(), y + (n * O + o + cb) * s.H * s.W);
     }
   }
   return 0;
 }
 
+// sums[kh][kw][v] += g[h][w] * src[(h + kh) * Wp + w + kw] over one image, lane by lane, for rows of V vectors
+// (W <= 16 V): g in rows of stride 16 V with zeros past W; per kernel row, the V*K sums in registers across
+// the image
+template <int K, int V>
+void filter_rows(const Plane &s, const float *g, const float *src, v16 *sums) {
+  for (int kh = 0; kh < K; ++kh) {
+    v16 acc[V][K];
+    for (int v = 0; v < V; ++v)
+      for (int kw = 0; kw < K; ++kw) acc[v][kw] = sums[(kh * K + kw) * V + v];
+    for (int64_t h = 0; h < s.H; ++h) {
+      const float *xr = src + (h + kh) * s.Wp;
+      for (int v = 0; v < V; ++v) {
+        const v16 gv = load(g + (h * V + v) * kLanes);
+        for (int kw = 0; kw < K; ++kw) acc[v][kw] += gv * load(xr + v * kLanes + kw);
+      }
+    }
+    for (int v = 0; v < V; ++v)
+      for (int kw = 0; kw < K; ++kw) sums[(kh * K + kw) * V + v] = acc[v][kw];
+  }
+}
+
+// an (H, W) plane in rows of stride 16 V, zeros past W
+void widen_rows(const Plane &s, int64_t V, const float *g, float *out) {
+  std::fill(out, out + s.H * V * kLanes, 0.0f);
+  for (int64_t h = 0; h < s.H; ++h) std::memcpy(out + h * V * kLanes, g + h * s.W, sizeof(float) * s.W);
+}
+
+template <int K, int V>
+void filter_by_rows(int64_t N, int64_t O, const Plane &s, const float *x, const float *dy, float *dw) {
+  // the padded image has kLanes floats of slack: a row's last vector may read past the last row (its lanes
+  // past W meet zeros in g)
+  std::vector<float> padded(s.rows * s.Wp + kLanes), g(s.H * V * kLanes);
+  std::vector<v16> sums(O * K * K * V, v16{});  // per lane, over the batch
+  for (int64_t n = 0; n < N; ++n) {
+    pad_image(s, x + n * s.H * s.W, padded.data());
+    for (int64_t o = 0; o < O; ++o) {
+      widen_rows(s, V, dy + (n * O + o) * s.H * s.W, g.data());
+      filter_rows<K, V>(s, g.data(), padded.data(), sums.data() + o * K * K * V);
+    }
+  }
+  for (int64_t i = 0; i < O * K * K; ++i) {
+    double total = 0.0;  // the lanes' sums added up once, in double
+    for (int v = 0; v < V; ++v)
+      for (int64_t l = 0; l < kLanes; ++l) total += sums[i * V + v][l];
+    dw[i] = static_cast<float>(total);
+  }
+}
+
 template <int K>
 int grad_filter(int64_t N, int64_t O, const Plane &s, const float *x, const float *dy, float *dw) {
+  const int64_t V = (s.W + kLanes - 1) / kLanes;
+  if (V == 1) {
+    filter_by_rows<K, 1>(N, O, s, x, dy, dw);
+    return 0;
+  }
+  if (V == 2) {
+    filter_by_rows<K, 2>(N, O, s, x, dy, dw);
+    return 0;
+  }
+  // rows wider than 32: one long dot product per tap
   std::vector<float> padded(s.rows * s.Wp), g(s.span());
   std::vector<double> total(O * K * K, 0.0);  // over the batch in double: the images' sums, one rounding
   for (int64_t n = 0; n < N; ++n) {

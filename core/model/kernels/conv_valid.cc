@@ -45,12 +45,15 @@ std::vector<v16> by_output_channel(const Shape &s, const float *w) {
   return wt;
 }
 
-// one image's dy (O,OH,OW) as dyt[ob][oh][ow]: one vector over the block's output channels
-void output_gradient_by_channel(const Shape &s, const float *dy, v16 *dyt) {
+// one image's dy (O,OH,OW) as dyt[ob][oh][ow][lane]: 16 floats (a vector) over the block's output channels,
+// written as floats (element by element into a vector type, GCC reads and writes the whole vector)
+void output_gradient_by_channel(const Shape &s, const float *dy, float *dyt) {
   const int64_t plane = s.OH * s.OW;
-  std::fill(dyt, dyt + s.OB * plane, v16{});
-  for (int64_t o = 0; o < s.O; ++o)
-    for (int64_t i = 0; i < plane; ++i) dyt[(o / kLanes) * plane + i][o % kLanes] = dy[o * plane + i];
+  std::fill(dyt, dyt + s.OB * plane * kLanes, 0.0f);
+  for (int64_t o = 0; o < s.O; ++o) {
+    float *lane = dyt + (o / kLanes) * plane * kLanes + o % kLanes;
+    for (int64_t i = 0; i < plane; ++i) lane[i * kLanes] = dy[o * plane + i];
+  }
 }
 
 // B outputs of one row, (oh, ow0 .. ow0+B), for one block of output channels: B vectors in registers across
@@ -69,9 +72,11 @@ void forward_block(const Shape &s, const float *xn, const v16 *wt, int64_t ob, i
         for (int b = 0; b < B; ++b) acc[b] += wv * xr[b];
       }
   }
+  float out[B][kLanes];  // out of the registers once, then to each channel's row
+  std::memcpy(out, acc, sizeof out);
   for (int64_t l = 0; l < s.lanes(ob); ++l) {
     float *yo = yn + ((ob * kLanes + l) * s.OH + oh) * s.OW + ow0;
-    for (int b = 0; b < B; ++b) yo[b] = acc[b][l];
+    for (int b = 0; b < B; ++b) yo[b] = out[b][l];
   }
 }
 
@@ -106,7 +111,7 @@ int forward(const Shape &s, const float *x, const float *w, float *y) {
 template <int K>
 int grad_filter(const Shape &s, const float *x, const float *dy, float *dw) {
   const int64_t plane = s.OH * s.OW;
-  std::vector<v16> dyt(s.OB * plane);
+  std::vector<float> dyt(s.OB * plane * kLanes);
   std::vector<double> total(s.O * s.C * K * K, 0.0);
   for (int64_t n = 0; n < s.N; ++n) {
     output_gradient_by_channel(s, dy + n * s.O * plane, dyt.data());
@@ -117,9 +122,11 @@ int grad_filter(const Shape &s, const float *x, const float *dy, float *dw) {
           for (int kw = 0; kw < K; ++kw) acc[kw] = v16{};
           for (int64_t oh = 0; oh < s.OH; ++oh) {
             const float *xr = x + ((n * s.C + c) * s.H + oh + kh) * s.W;
-            const v16 *d = dyt.data() + ob * plane + oh * s.OW;
-            for (int64_t ow = 0; ow < s.OW; ++ow)
-              for (int kw = 0; kw < K; ++kw) acc[kw] += d[ow] * xr[ow + kw];
+            const float *d = dyt.data() + (ob * plane + oh * s.OW) * kLanes;
+            for (int64_t ow = 0; ow < s.OW; ++ow) {
+              const v16 g = load(d + ow * kLanes);
+              for (int kw = 0; kw < K; ++kw) acc[kw] += g * xr[ow + kw];
+            }
           }
           for (int kw = 0; kw < K; ++kw)
             for (int64_t l = 0; l < s.lanes(ob); ++l)
@@ -159,10 +166,9 @@ void input_block(const Shape &s, const Padded &p, const float *dyp, const float 
         for (int cb = 0; cb < CB; ++cb) acc[cb] += g * wk[cb * K * K];
       }
   const int64_t cols = std::min(kLanes, s.W - w0);
-  for (int cb = 0; cb < CB; ++cb) {
-    float *row = dxn + ((c0 + cb) * s.H + h) * s.W + w0;
-    for (int64_t l = 0; l < cols; ++l) row[l] = acc[cb][l];
-  }
+  float out[CB][kLanes];
+  std::memcpy(out, acc, sizeof out);
+  for (int cb = 0; cb < CB; ++cb) std::memcpy(dxn + ((c0 + cb) * s.H + h) * s.W + w0, out[cb], sizeof(float) * cols);
 }
 
 constexpr int kChannelBlock = 6;  // input channels held in registers at once (LeNet-5's second convolution has 6)
