@@ -107,33 +107,36 @@ int forward(const Shape &s, const float *x, const float *w, float *y) {
 }
 
 // dw[o,c,kh,kw] = sum over n, oh, ow of dy[n,o,oh,ow] * x[n,c,oh+kh,ow+kw]: per image, channel and kernel row,
-// K vectors (over 16 output channels) in registers across the image's outputs; the images' sums in double
+// K vectors (over 16 output channels) in registers across the image's outputs, kept over the batch in `sums`
 template <int K>
 int grad_filter(const Shape &s, const float *x, const float *dy, float *dw) {
   const int64_t plane = s.OH * s.OW;
   std::vector<float> dyt(s.OB * plane * kLanes);
-  std::vector<double> total(s.O * s.C * K * K, 0.0);
+  std::vector<v16> sums(s.OB * s.C * K * K, v16{});  // sums[ob][c][kh][kw]: a vector over output channels
   for (int64_t n = 0; n < s.N; ++n) {
     output_gradient_by_channel(s, dy + n * s.O * plane, dyt.data());
     for (int64_t ob = 0; ob < s.OB; ++ob)
       for (int64_t c = 0; c < s.C; ++c)
         for (int kh = 0; kh < K; ++kh) {
-          v16 acc[K];
-          for (int kw = 0; kw < K; ++kw) acc[kw] = v16{};
+          v16 *acc = sums.data() + ((ob * s.C + c) * K + kh) * K;
+          v16 a[K];
+          for (int kw = 0; kw < K; ++kw) a[kw] = acc[kw];
           for (int64_t oh = 0; oh < s.OH; ++oh) {
             const float *xr = x + ((n * s.C + c) * s.H + oh + kh) * s.W;
             const float *d = dyt.data() + (ob * plane + oh * s.OW) * kLanes;
             for (int64_t ow = 0; ow < s.OW; ++ow) {
               const v16 g = load(d + ow * kLanes);
-              for (int kw = 0; kw < K; ++kw) acc[kw] += g * xr[ow + kw];
+              for (int kw = 0; kw < K; ++kw) a[kw] += g * xr[ow + kw];
             }
           }
-          for (int kw = 0; kw < K; ++kw)
-            for (int64_t l = 0; l < s.lanes(ob); ++l)
-              total[(((ob * kLanes + l) * s.C + c) * K + kh) * K + kw] += acc[kw][l];
+          for (int kw = 0; kw < K; ++kw) acc[kw] = a[kw];
         }
   }
-  for (size_t i = 0; i < total.size(); ++i) dw[i] = static_cast<float>(total[i]);
+  for (int64_t ob = 0; ob < s.OB; ++ob)
+    for (int64_t c = 0; c < s.C; ++c)
+      for (int t = 0; t < K * K; ++t)
+        for (int64_t l = 0; l < s.lanes(ob); ++l)
+          dw[((ob * kLanes + l) * s.C + c) * K * K + t] = sums[(ob * s.C + c) * K * K + t][l];
   return 0;
 }
 
@@ -158,8 +161,10 @@ void input_block(const Shape &s, const Padded &p, const float *dyp, const float 
                  int64_t w0, float *dxn) {
   v16 acc[CB];
   for (int cb = 0; cb < CB; ++cb) acc[cb] = v16{};
+  // only the kernel rows that meet a row of the output gradient (the others read its zero padding)
+  const int64_t first = std::max<int64_t>(0, h - s.OH + 1), last = std::min<int64_t>(K - 1, h);
   for (int64_t o = 0; o < s.O; ++o)
-    for (int kh = 0; kh < K; ++kh)
+    for (int64_t kh = first; kh <= last; ++kh)
       for (int kw = 0; kw < K; ++kw) {
         const v16 g = load(dyp + o * p.plane + (h + K - 1 - kh) * p.P + w0 + K - 1 - kw);
         const float *wk = w + ((o * s.C + c0) * K + kh) * K + kw;
