@@ -126,16 +126,20 @@ def start_latency() -> list[str]:
     cases = [(net, warm) for net in ("lenet5", "mlp") for warm in (False, True)]
     rows = [_source(data), "", "| | " + " | ".join(f"{NETWORK[n]}, {'warm' if w else 'cold'}" for n, w in cases) + " |",
             "|---|" + "---|" * len(cases)]
-    figures = [("Start → first live step on the page", "click_to_first_live_step_s"),
-               ("of which: the click → the run taken from the queue (the page, the dispatcher)", "click_to_worker_start_s"),
-               ("of which: the click → the first step done", "click_to_first_step_done_s"),
-               ("of which: the first graph call (compilation)", "first_call_s"),
-               ("of which: the first step done → the page shows it", "first_step_done_to_page_s")]
+    figures = [("Start → first live step on the page (from the click's pointerdown)", "click_to_first_live_step_s"),
+               ("of which: the server's part (the click → the frame with the step reaches the browser)",
+                "click_to_server_sent_first_step_s"),
+               ("of which: the browser drawing it (Chromium on the two cores the run trains on)", "browser_drawing_s"),
+               ("the click → the run taken from the queue (the page, the dispatcher)", "click_to_worker_start_s"),
+               ("the click → the first step done", "click_to_first_step_done_s"),
+               ("the first graph call (compilation)", "first_call_s"),
+               ("not in the figures: Playwright's click() → the pointerdown", "playwright_click_delay_s")]
     for name, key in figures:
         cells = []
         for net, warm in cases:
-            values = [r[key] for r in data["rows"] if r["network"] == net and r["warm_workers"] == warm]
-            cells.append(f"{min(values):.2f}–{max(values):.2f} s")
+            values = [r[key] for r in data["rows"]
+                      if r["network"] == net and r["warm_workers"] == warm and r.get(key) is not None]
+            cells.append(f"{min(values):.2f}–{max(values):.2f} s" if values else "–")
         rows.append(f"| {name} | " + " | ".join(cells) + " |")
     return rows
 
