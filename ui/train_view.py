@@ -143,8 +143,12 @@ def draw_lesson(view: RunView) -> None:
 def draw_body(store: RunStore, view: RunView, options: CurveOptions) -> None:
     """What the live view redraws at every poll: curves, progress, ranks, outcome and log."""
     run = view.run
-    _curves(store, view, options)
+    # The progress line goes out before the curves, drawn into their place above it: the browser receives
+    # and shows the step while the charts, larger to send and to draw, follow (bench/start_latency.py).
+    chart_slot = st.container()
     _progress(run, view.training_s, view.learning_rate)
+    with chart_slot:
+        _curves(store, view, options)
     if run.config.workers > 1:
         _ranks(store, run)
     if not run.active:
