@@ -47,31 +47,6 @@ void narrow(const Plane &s, const float *wide, float *out) {
 }
 
 
-// out[i] = sum over taps of c[kh][kw] * src[i + kh * Wp + kw], for i < span: a block of kBlock outputs stays
-// in registers across the K*K taps (K a compile-time constant, so the loops unroll), written once.
-constexpr int64_t kBlock = 64;
-
-template <int K>
-void correlate(const float *src, const float *c, int64_t Wp, int64_t span, float *out) {
-  int64_t i0 = 0;
-  for (; i0 + kBlock <= span; i0 += kBlock) {
-    float acc[kBlock] = {0.0f};
-    for (int kh = 0; kh < K; ++kh)
-      for (int kw = 0; kw < K; ++kw) {
-        const float w = c[kh * K + kw];
-        const float *s = src + i0 + kh * Wp + kw;
-        for (int64_t l = 0; l < kBlock; ++l) acc[l] += w * s[l];
-      }
-    for (int64_t l = 0; l < kBlock; ++l) out[i0 + l] += acc[l];
-  }
-  for (int64_t i = i0; i < span; ++i) {
-    float a = 0.0f;
-    for (int kh = 0; kh < K; ++kh)
-      for (int kw = 0; kw < K; ++kw) a += c[kh * K + kw] * src[i + kh * Wp + kw];
-    out[i] += a;
-  }
-}
-
 // sum over i < n of a[i] * b[i], in kLanes partial sums (one per vector lane) added up at the end
 float dot(const float *a, const float *b, int64_t n) {
   float lane[kLanes] = {0.0f};
@@ -138,16 +113,18 @@ int forward(int64_t N, int64_t O, const Plane &s, const float *x, const float *w
   std::vector<float> padded(s.rows * s.Wp), out(kChannelBlock * s.span());
   for (int64_t n = 0; n < N; ++n) {
     pad_image(s, x + n * s.H * s.W, padded.data());
-    for (int64_t o = 0; o < O; o += kChannelBlock) {
-      const int64_t cbs = std::min<int64_t>(kChannelBlock, O - o);
+    for (int64_t o = 0, cbs = 0; o < O; o += cbs) {
+      // blocks of 6 channels, then of 4, 2, 1: a few instances of the template (each takes seconds to compile)
+      const int64_t left = O - o;
+      cbs = left >= kChannelBlock ? kChannelBlock : left >= 4 ? 4 : left >= 2 ? 2 : 1;
       const float *c = wt + o * K * K;
       switch (cbs) {
-        case 1: correlate_channels<K, 1>(padded.data(), c, s.Wp, s.span(), out.data(), s.span()); break;
-        case 2: correlate_channels<K, 2>(padded.data(), c, s.Wp, s.span(), out.data(), s.span()); break;
-        case 3: correlate_channels<K, 3>(padded.data(), c, s.Wp, s.span(), out.data(), s.span()); break;
+        case kChannelBlock:
+          correlate_channels<K, kChannelBlock>(padded.data(), c, s.Wp, s.span(), out.data(), s.span());
+          break;
         case 4: correlate_channels<K, 4>(padded.data(), c, s.Wp, s.span(), out.data(), s.span()); break;
-        case 5: correlate_channels<K, 5>(padded.data(), c, s.Wp, s.span(), out.data(), s.span()); break;
-        default: correlate_channels<K, kChannelBlock>(padded.data(), c, s.Wp, s.span(), out.data(), s.span());
+        case 2: correlate_channels<K, 2>(padded.data(), c, s.Wp, s.span(), out.data(), s.span()); break;
+        default: correlate_channels<K, 1>(padded.data(), c, s.Wp, s.span(), out.data(), s.span());
       }
       for (int64_t cb = 0; cb < cbs; ++cb) narrow(s, out.data() + cb * s.span(), y + (n * O + o + cb) * s.H * s.W);
     }
@@ -232,14 +209,15 @@ int grad_filter(int64_t N, int64_t O, const Plane &s, const float *x, const floa
 // summed over the output channels
 template <int K>
 int grad_input(int64_t N, int64_t O, const Plane &s, const float *wt, const float *dy, float *dx) {
-  std::vector<float> padded(s.rows * s.Wp), out(s.span()), flipped(O * K * K);
+  std::vector<float> padded(s.rows * s.Wp), out(s.span()), one(s.span()), flipped(O * K * K);
   for (int64_t o = 0; o < O; ++o)
     for (int t = 0; t < K * K; ++t) flipped[o * K * K + t] = wt[o * K * K + K * K - 1 - t];
   for (int64_t n = 0; n < N; ++n) {
     std::fill(out.begin(), out.end(), 0.0f);
     for (int64_t o = 0; o < O; ++o) {
       pad_image(s, dy + (n * O + o) * s.H * s.W, padded.data());
-      correlate<K>(padded.data(), flipped.data() + o * K * K, s.Wp, s.span(), out.data());
+      correlate_channels<K, 1>(padded.data(), flipped.data() + o * K * K, s.Wp, s.span(), one.data(), s.span());
+      for (int64_t i = 0; i < s.span(); ++i) out[i] += one[i];
     }
     narrow(s, out.data(), dx + n * s.H * s.W);
   }

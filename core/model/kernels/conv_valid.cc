@@ -80,20 +80,17 @@ void forward_block(const Shape &s, const float *xn, const v16 *wt, int64_t ob, i
   }
 }
 
-constexpr int kRowBlock = 12;  // outputs of a row held in registers at once (LeNet-5's rows have 10)
+constexpr int kRowBlock = 10;  // outputs of a row held in registers at once (LeNet-5's rows have 10)
 
+// a row in blocks of kRowBlock outputs, then of 8, 4, 2, 1: a few instances of the template, each slow to compile
 template <int K>
 void forward_row(const Shape &s, const float *xn, const v16 *wt, int64_t ob, int64_t oh, float *yn) {
   int64_t ow = 0;
   for (; ow + kRowBlock <= s.OW; ow += kRowBlock) forward_block<K, kRowBlock>(s, xn, wt, ob, oh, ow, yn);
-  switch (s.OW - ow) {
-#define STUDIO_BLOCK(b) \
-  case b: forward_block<K, b>(s, xn, wt, ob, oh, ow, yn); break;
-    STUDIO_BLOCK(1) STUDIO_BLOCK(2) STUDIO_BLOCK(3) STUDIO_BLOCK(4) STUDIO_BLOCK(5) STUDIO_BLOCK(6)
-    STUDIO_BLOCK(7) STUDIO_BLOCK(8) STUDIO_BLOCK(9) STUDIO_BLOCK(10) STUDIO_BLOCK(11)
-#undef STUDIO_BLOCK
-    default: break;
-  }
+  if (s.OW - ow >= 8) forward_block<K, 8>(s, xn, wt, ob, oh, ow, yn), ow += 8;
+  if (s.OW - ow >= 4) forward_block<K, 4>(s, xn, wt, ob, oh, ow, yn), ow += 4;
+  if (s.OW - ow >= 2) forward_block<K, 2>(s, xn, wt, ob, oh, ow, yn), ow += 2;
+  if (s.OW - ow >= 1) forward_block<K, 1>(s, xn, wt, ob, oh, ow, yn);
 }
 
 template <int K>
@@ -182,14 +179,9 @@ template <int K>
 void input_row(const Shape &s, const Padded &p, const float *dyp, const float *w, int64_t h, int64_t w0, float *dxn) {
   int64_t c = 0;
   for (; c + kChannelBlock <= s.C; c += kChannelBlock) input_block<K, kChannelBlock>(s, p, dyp, w, c, h, w0, dxn);
-  switch (s.C - c) {
-    case 1: input_block<K, 1>(s, p, dyp, w, c, h, w0, dxn); break;
-    case 2: input_block<K, 2>(s, p, dyp, w, c, h, w0, dxn); break;
-    case 3: input_block<K, 3>(s, p, dyp, w, c, h, w0, dxn); break;
-    case 4: input_block<K, 4>(s, p, dyp, w, c, h, w0, dxn); break;
-    case 5: input_block<K, 5>(s, p, dyp, w, c, h, w0, dxn); break;
-    default: break;
-  }
+  if (s.C - c >= 4) input_block<K, 4>(s, p, dyp, w, c, h, w0, dxn), c += 4;  // the rest: 4, 2, 1 channels
+  if (s.C - c >= 2) input_block<K, 2>(s, p, dyp, w, c, h, w0, dxn), c += 2;
+  if (s.C - c >= 1) input_block<K, 1>(s, p, dyp, w, c, h, w0, dxn);
 }
 
 template <int K>
