@@ -3,10 +3,12 @@
 // CPU. Single-threaded on purpose, like relu_pool.cc.
 //
 // Speed comes from one layout: an image and its outputs are kept with the padded image's row stride Wp, so a
-// whole plane is one contiguous run and each (kh, kw) tap is one long loop, y[i] += w * x[i + kh * Wp + kw],
-// that the compiler vectorizes (a 28-wide row alone leaves the vector units idle). The columns past W in that
-// layout are scratch, never read back. Sums across a plane keep 16 partial sums (one per vector lane), added up
-// at the end: the order differs from MindSpore's, the results agree within float tolerance.
+// whole plane is one contiguous run and each (kh, kw) tap is one long stretch, y[i] += w * x[i + kh * Wp + kw]
+// (a 28-wide row alone leaves the vector units idle). The columns past W in that layout are scratch, never
+// read back. Vectors are GCC's vector extension of 16 floats: the forward takes 32 outputs of up to 6 output
+// channels at once (12 sums in registers, each tap's image vectors loaded once for all channels); the filter
+// gradient keeps a kernel row's sums in registers over the image's rows, per lane over the batch, added up at
+// the end in double. The order differs from MindSpore's; the results agree within float tolerance.
 // The calling convention is MindSpore's: params holds the inputs, then the outputs; shapes[i] is params[i]'s.
 #include <algorithm>
 #include <cstdint>
