@@ -8,7 +8,7 @@ from core.model.checkpoint import CheckpointError
 from core.data.folders import validate_mnist_dir
 from core.data.idx import DataError
 from core.app import model_service
-from ui.confusion import cell_gallery, confusion_matrix
+from ui.confusion import cell_gallery, chosen_cell, confusion_matrix, forget_cell
 from ui.language import say, t
 from ui.run_picker import pick_trained_run
 from ui.session import check_user_path, split_arrays
@@ -31,8 +31,8 @@ split = st.radio(t("evaluate.split"), splits, horizontal=True, key="eval_split",
 
 key = (run.checkpoint, str(folder.root), split)
 if st.session_state.get("eval_key") != key:
-    for stale in ("eval_report", "cell_true", "cell_pred"):  # another model or data: its own worst mistake
-        st.session_state.pop(stale, None)
+    st.session_state.pop("eval_report", None)
+    forget_cell()
 # Evaluated once per (checkpoint, folder, split), then kept for this session.
 if "eval_report" not in st.session_state:
     try:
@@ -63,11 +63,7 @@ np.fill_diagonal(off, -1)
 worst = np.unravel_index(off.argmax(), off.shape)
 st.subheader(t("evaluate.cell"))
 st.caption(t("evaluate.click_hint"))
-a, b = st.columns(2)
-st.session_state.setdefault("cell_true", int(worst[0]))  # the worst mistake until a cell is clicked or chosen
-st.session_state.setdefault("cell_pred", int(worst[1]))
-true = a.selectbox(t("evaluate.true_digit"), range(10), key="cell_true")
-pred = b.selectbox(t("evaluate.predicted_digit"), range(10), key="cell_pred")
+true, pred = chosen_cell(st.columns(2), (int(worst[0]), int(worst[1])))  # the worst mistake until one is chosen
 st.caption(t("evaluate.cell_caption", n=r.confusion[true, pred], true=true, pred=pred))
 cell_gallery(images, r, r.cell(true, pred)[:24], lambda p: f"#{r.sample_ids[p]} p={r.probabilities[p, pred]:.2f}",
              key="cell")

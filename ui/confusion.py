@@ -15,9 +15,12 @@ from ui.charts import DIGITS, digit_axis
 from ui.language import t
 from ui.present import for_room
 
-__all__ = ["DrawTarget", "confusion_matrix", "cell_gallery", "DRAW_TARGET"]
+__all__ = ["DrawTarget", "confusion_matrix", "chosen_cell", "forget_cell", "cell_gallery", "DRAW_TARGET"]
 
 DRAW_TARGET = "draw_target"  # session key: the digit the Draw page asks for
+CELL = "eval_cell"  # session key: the (true, predicted) cell whose images the gallery shows
+_CLICKS = "_cell_clicks"  # session key: how many clicks on the matrix chose a cell
+_CLICKED = "_cell_clicked"  # session key: the cell the chart reported selected at the last run
 GALLERY_COLUMNS = 8
 
 
@@ -49,14 +52,35 @@ def _figure(r: Report) -> go.Figure:
 
 
 def confusion_matrix(r: Report, container, key: str = "confusion") -> None:
-    """Draw the matrix; a click on a cell chooses it (cell_true, cell_pred in the session) for the gallery."""
+    """Draw the matrix; a click on a cell chooses it (CELL in the session) for the gallery."""
     event = container.plotly_chart(for_room(_figure(r)), width="stretch", key=key, on_select="rerun",
                                    selection_mode="points")
     points = event.selection.points if event and event.selection else []
     clicked = (int(points[0]["y"]), int(points[0]["x"])) if points else None
-    if clicked is not None and clicked != st.session_state.get("_cell_clicked"):
-        st.session_state["cell_true"], st.session_state["cell_pred"] = clicked  # before their selectboxes exist
-    st.session_state["_cell_clicked"] = clicked  # a click applies once; the selectboxes may change it after
+    if clicked is not None and clicked != st.session_state.get(_CLICKED):
+        st.session_state[CELL] = clicked
+        st.session_state[_CLICKS] = st.session_state.get(_CLICKS, 0) + 1
+    st.session_state[_CLICKED] = clicked  # a click applies once; the selectboxes may change the cell after
+
+
+def chosen_cell(columns, default: tuple[int, int]) -> tuple[int, int]:
+    """The cell the gallery shows, in two selectboxes (true, predicted) a person may change: the last one
+    clicked on the matrix or chosen here, else default.
+
+    The selectboxes are new widgets after each click (their keys count the clicks). A click's rerun can be
+    cut short by the chart's next event, and the browser then sends back the selectboxes' old values: under
+    the same keys they would overwrite the clicked cell."""
+    cell = st.session_state.setdefault(CELL, default)
+    clicks = st.session_state.get(_CLICKS, 0)
+    true = columns[0].selectbox(t("evaluate.true_digit"), range(10), index=cell[0], key=f"cell_true_{clicks}")
+    pred = columns[1].selectbox(t("evaluate.predicted_digit"), range(10), index=cell[1], key=f"cell_pred_{clicks}")
+    st.session_state[CELL] = (true, pred)
+    return true, pred
+
+
+def forget_cell() -> None:
+    """Another model or data: the gallery starts again from its own worst mistake."""
+    st.session_state.pop(CELL, None)
 
 
 def cell_gallery(images: np.ndarray, r: Report, positions, caption, key: str) -> None:
