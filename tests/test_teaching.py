@@ -2,6 +2,7 @@
 (and replayed by a re-run), validation every N steps, Step (n steps, then pause) and slow motion."""
 from __future__ import annotations
 
+import itertools
 import threading
 import time
 
@@ -184,6 +185,23 @@ def test_k_steps_per_graph_call_train_exactly_what_one_step_per_call_trains(smal
     assert len({s.step_seconds for s in steps[1:9]}) == 1, "steps 2-9 were one call (equal shares of its time)"
     assert steps[0].step_seconds != steps[1].step_seconds, "the first step alone: it shows sooner"
     assert len({s.step_seconds for s in one_events.of(StepEvent)[1:9]}) > 1
+
+
+def test_k_fits_the_epoch_so_that_its_only_single_step_is_the_last(small_mnist):
+    """Unless set, K is chosen for the epoch's length: 1,080 images in batches of 30 are 36 steps, 35 before the
+    last (a single step: it returns the gradients) are 5 calls of 7, where K = 8 would leave 3 single steps."""
+    config = lesson_config(small_mnist, mode="graph", epochs=2, batch_size=30)
+    assert config.steps_per_call == 0 and config.steps_per_call_for(False, 36) == 7
+    assert config.steps_per_call_for(False, 71) == 7 and config.steps_per_call_for(False, 65) == 8
+    assert config.with_(steps_per_call=5).steps_per_call_for(False, 36) == 5
+    assert config.with_(mode="pynative").steps_per_call_for(False, 36) == 1
+    assert config.steps_per_call_for(True, 36) == 1
+    events = EventLog()
+    train(config, validate_mnist_dir(config.data_dir), [events])
+    second = [s for s in events.of(StepEvent) if s.epoch == 2]
+    assert len(second) == 36
+    calls = [len(list(group)) for _, group in itertools.groupby(s.step_seconds for s in second)]
+    assert calls == [7] * 5 + [1], calls  # a call's steps share its time equally
 
 
 def test_the_first_step_reaches_the_store_at_once_even_right_after_the_compile_phase(store):

@@ -94,7 +94,8 @@ def build_model(config: TrainConfig, resume: ResumeState | None, parallel: Paral
         restore(net, initial_weights(config))
     loss_fn = build_loss(config.loss)
     optimizer = build_optimizer(config, net.trainable_params(), steps_per_epoch)
-    return Model(net, make_train_step(config, net, loss_fn, optimizer, parallel), NetWithLoss(net, loss_fn), optimizer)
+    step = make_train_step(config, net, loss_fn, optimizer, parallel, steps_per_epoch)
+    return Model(net, step, NetWithLoss(net, loss_fn), optimizer)
 
 
 def initial_weights(config: TrainConfig) -> dict[str, np.ndarray]:

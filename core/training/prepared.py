@@ -7,6 +7,8 @@ when its graphs would be the same: same network and shape, style, mode, optimize
 call; a fresh run (not resumed, no initial checkpoint, one process, float32). Its own seeded initial weights are
 copied in and its learning rate set: the run trains exactly as it would on a model built for it (the weights of
 a freshly built network with the run's seed, the optimizer's moments at zero). Any other run builds its own.
+A run on other data keeps the prepared K (chosen for the bundled data's epoch when steps_per_call is 0): K
+changes how many steps share a call, not the weights, and compiling another would delay its first step.
 """
 from __future__ import annotations
 

@@ -113,11 +113,12 @@ class Stepper:
 
 
 def make_train_step(config: TrainConfig, net: nn.Cell, loss_fn: nn.Cell, optimizer: nn.Optimizer,
-                    parallel: Parallel | None = None) -> Stepper:
+                    parallel: Parallel | None = None, steps_per_epoch: int = 1) -> Stepper:
     """A Stepper that updates the weights in the configured style (data-parallel with parallel)."""
     names = [p.name for p in optimizer.parameters]
     if config.style == "cell":
-        return _cell_step(NetWithLoss(net, loss_fn), optimizer, names, config.steps_per_call_for(parallel is not None))
+        k = config.steps_per_call_for(parallel is not None, steps_per_epoch)
+        return _cell_step(NetWithLoss(net, loss_fn), optimizer, names, k)
     return _functional_step(net, loss_fn, optimizer, names, parallel)
 
 
