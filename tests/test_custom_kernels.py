@@ -284,3 +284,13 @@ def test_the_library_is_built_once_into_the_cache_and_reused(monkeypatch, tmp_pa
     built_at = first.stat().st_mtime_ns
     library_module.library.cache_clear()
     assert library_module.library() == first and first.stat().st_mtime_ns == built_at
+
+
+def test_a_changed_header_names_another_library(monkeypatch, tmp_path):
+    """The operators include vectors.h: a library built before a change to it is not loaded after."""
+    assert [h.name for h in library_module.HEADERS] == ["vectors.h"]
+    before = library_module.library_path("g++")
+    changed = tmp_path / "vectors.h"
+    changed.write_text(library_module.HEADERS[0].read_text() + "// changed\n")
+    monkeypatch.setattr(library_module, "HEADERS", (changed,))
+    assert library_module.library_path("g++") != before

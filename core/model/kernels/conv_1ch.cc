@@ -15,15 +15,14 @@
 #include <cstring>
 #include <vector>
 
-namespace {
-constexpr int64_t kLanes = 16;
-typedef float v16 __attribute__((vector_size(64)));  // GCC's vector extension: one AVX-512 register
+#include "vectors.h"
 
-v16 load(const float *p) {  // 16 floats from any address
-  v16 v;
-  std::memcpy(&v, p, sizeof v);
-  return v;
-}
+namespace {
+using studio_kernels::by_kernel;
+using studio_kernels::kLanes;
+using studio_kernels::load;
+using studio_kernels::v16;
+
 
 struct Plane {
   int64_t H, W, K, p, Wp, rows;  // rows: padded rows, plus one so the last tap may read past the image
@@ -226,18 +225,6 @@ int grad_input(int64_t N, int64_t O, const Plane &s, const float *wt, const floa
   return 0;
 }
 
-template <template <int> class Op, typename... A>
-int by_kernel(int64_t K, A... a) {
-  switch (K) {
-    case 3: return Op<3>::run(a...);
-    case 5: return Op<5>::run(a...);
-    case 7: return Op<7>::run(a...);
-    default: return 1;  // MindSpore reports the operator as failed
-  }
-}
-template <int K> struct Forward { template <typename... A> static int run(A... a) { return forward<K>(a...); } };
-template <int K> struct GradFilter { template <typename... A> static int run(A... a) { return grad_filter<K>(a...); } };
-template <int K> struct GradInput { template <typename... A> static int run(A... a) { return grad_input<K>(a...); } };
 }  // namespace
 
 // y[n,o,h,w] = sum over kh, kw of w[o,0,kh,kw] * x_padded[n, h + kh, w + kw]; x: (N,1,H,W), w: (O,1,K,K) with
@@ -245,8 +232,10 @@ template <int K> struct GradInput { template <typename... A> static int run(A...
 extern "C" int conv_1ch_fwd(int nparam, void **params, int *ndims, int64_t **shapes, const char **dtypes,
                             void *stream, void *extra) {
   const Plane s(shapes[0][2], shapes[0][3], shapes[1][2]);
-  return by_kernel<Forward>(s.K, shapes[0][0], shapes[1][0], s, static_cast<const float *>(params[0]),
-                            static_cast<const float *>(params[1]), static_cast<float *>(params[2]));
+  const int64_t N = shapes[0][0], O = shapes[1][0];
+  const auto *x = static_cast<const float *>(params[0]), *w = static_cast<const float *>(params[1]);
+  auto *y = static_cast<float *>(params[2]);
+  return by_kernel<3, 5, 7>(s.K, [&](auto k) { return forward<decltype(k)::value>(N, O, s, x, w, y); });
 }
 
 // dw[o,0,kh,kw] = sum over n, h, w of dy[n,o,h,w] * x_padded[n, h + kh, w + kw];
@@ -254,8 +243,10 @@ extern "C" int conv_1ch_fwd(int nparam, void **params, int *ndims, int64_t **sha
 extern "C" int conv_1ch_grad_filter(int nparam, void **params, int *ndims, int64_t **shapes, const char **dtypes,
                                     void *stream, void *extra) {
   const Plane s(shapes[0][2], shapes[0][3], shapes[2][2]);
-  return by_kernel<GradFilter>(s.K, shapes[0][0], shapes[2][0], s, static_cast<const float *>(params[0]),
-                               static_cast<const float *>(params[1]), static_cast<float *>(params[3]));
+  const int64_t N = shapes[0][0], O = shapes[2][0];
+  const auto *x = static_cast<const float *>(params[0]), *dy = static_cast<const float *>(params[1]);
+  auto *dw = static_cast<float *>(params[3]);
+  return by_kernel<3, 5, 7>(s.K, [&](auto k) { return grad_filter<decltype(k)::value>(N, O, s, x, dy, dw); });
 }
 
 // dx[n,0,h,w] = sum over o, kh, kw of dy[n,o,h - kh + p, w - kw + p] * w[o,0,kh,kw] (inside the image);
@@ -263,6 +254,8 @@ extern "C" int conv_1ch_grad_filter(int nparam, void **params, int *ndims, int64
 extern "C" int conv_1ch_grad_input(int nparam, void **params, int *ndims, int64_t **shapes, const char **dtypes,
                                    void *stream, void *extra) {
   const Plane s(shapes[0][2], shapes[0][3], shapes[1][2]);
-  return by_kernel<GradInput>(s.K, shapes[0][0], shapes[1][0], s, static_cast<const float *>(params[1]),
-                              static_cast<const float *>(params[2]), static_cast<float *>(params[3]));
+  const int64_t N = shapes[0][0], O = shapes[1][0];
+  const auto *w = static_cast<const float *>(params[1]), *dy = static_cast<const float *>(params[2]);
+  auto *dx = static_cast<float *>(params[3]);
+  return by_kernel<3, 5, 7>(s.K, [&](auto k) { return grad_input<decltype(k)::value>(N, O, s, w, dy, dx); });
 }

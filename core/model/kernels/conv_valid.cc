@@ -17,9 +17,14 @@
 #include <cstring>
 #include <vector>
 
+#include "vectors.h"
+
 namespace {
-constexpr int64_t kLanes = 16;
-typedef float v16 __attribute__((vector_size(64)));
+using studio_kernels::by_kernel;
+using studio_kernels::kLanes;
+using studio_kernels::load;
+using studio_kernels::v16;
+
 
 struct Shape {
   int64_t N, C, H, W, O, K, OH, OW, OB;  // OB: blocks of kLanes output channels
@@ -28,12 +33,6 @@ struct Shape {
         OB((w[0] + kLanes - 1) / kLanes) {}
   int64_t lanes(int64_t ob) const { return std::min(kLanes, O - ob * kLanes); }
 };
-
-v16 load(const float *p) {  // 16 floats from any address
-  v16 v;
-  std::memcpy(&v, p, sizeof v);
-  return v;
-}
 
 // w (O,C,K,K) as wt[ob][c][kh][kw]: one vector over the block's output channels (zeros past O)
 std::vector<v16> by_output_channel(const Shape &s, const float *w) {
@@ -196,25 +195,15 @@ int grad_input(const Shape &s, const float *w, const float *dy, float *dx) {
   return 0;
 }
 
-template <template <int> class Op, typename... A>
-int by_kernel(int64_t K, A... a) {
-  switch (K) {
-    case 3: return Op<3>::run(a...);
-    case 5: return Op<5>::run(a...);
-    default: return 1;  // MindSpore reports the operator as failed
-  }
-}
-template <int K> struct Forward { template <typename... A> static int run(A... a) { return forward<K>(a...); } };
-template <int K> struct GradFilter { template <typename... A> static int run(A... a) { return grad_filter<K>(a...); } };
-template <int K> struct GradInput { template <typename... A> static int run(A... a) { return grad_input<K>(a...); } };
 }  // namespace
 
 // y[n,o,h,w] = sum over c, kh, kw of w[o,c,kh,kw] * x[n,c,h+kh,w+kw]; x: (N,C,H,W), w: (O,C,K,K) with K 3 or 5
 extern "C" int conv_valid_fwd(int nparam, void **params, int *ndims, int64_t **shapes, const char **dtypes,
                               void *stream, void *extra) {
   const Shape s(shapes[0], shapes[1]);
-  return by_kernel<Forward>(s.K, s, static_cast<const float *>(params[0]), static_cast<const float *>(params[1]),
-                            static_cast<float *>(params[2]));
+  const auto *x = static_cast<const float *>(params[0]), *w = static_cast<const float *>(params[1]);
+  auto *y = static_cast<float *>(params[2]);
+  return by_kernel<3, 5>(s.K, [&](auto k) { return forward<decltype(k)::value>(s, x, w, y); });
 }
 
 // dw = sum over n, h, w of dy[n,o,h,w] * x[n,c,h+kh,w+kw]; x: (N,C,H,W), dy: (N,O,OH,OW), w (for its shape
@@ -222,8 +211,9 @@ extern "C" int conv_valid_fwd(int nparam, void **params, int *ndims, int64_t **s
 extern "C" int conv_valid_grad_filter(int nparam, void **params, int *ndims, int64_t **shapes, const char **dtypes,
                                       void *stream, void *extra) {
   const Shape s(shapes[0], shapes[2]);
-  return by_kernel<GradFilter>(s.K, s, static_cast<const float *>(params[0]), static_cast<const float *>(params[1]),
-                               static_cast<float *>(params[3]));
+  const auto *x = static_cast<const float *>(params[0]), *dy = static_cast<const float *>(params[1]);
+  auto *dw = static_cast<float *>(params[3]);
+  return by_kernel<3, 5>(s.K, [&](auto k) { return grad_filter<decltype(k)::value>(s, x, dy, dw); });
 }
 
 // dx[n,c,h,w] = sum over o, kh, kw of dy[n,o,h-kh,w-kw] * w[o,c,kh,kw] (inside the output); x (for its shape
@@ -231,6 +221,7 @@ extern "C" int conv_valid_grad_filter(int nparam, void **params, int *ndims, int
 extern "C" int conv_valid_grad_input(int nparam, void **params, int *ndims, int64_t **shapes, const char **dtypes,
                                      void *stream, void *extra) {
   const Shape s(shapes[0], shapes[1]);
-  return by_kernel<GradInput>(s.K, s, static_cast<const float *>(params[1]), static_cast<const float *>(params[2]),
-                              static_cast<float *>(params[3]));
+  const auto *w = static_cast<const float *>(params[1]), *dy = static_cast<const float *>(params[2]);
+  auto *dx = static_cast<float *>(params[3]);
+  return by_kernel<3, 5>(s.K, [&](auto k) { return grad_input<decltype(k)::value>(s, w, dy, dx); });
 }

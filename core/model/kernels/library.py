@@ -18,9 +18,10 @@ import tempfile
 from functools import lru_cache
 from pathlib import Path
 
-__all__ = ["SOURCES", "FLAGS", "SWITCH", "switched_off", "cache_dir", "library", "build"]
+__all__ = ["SOURCES", "HEADERS", "FLAGS", "SWITCH", "switched_off", "cache_dir", "library_path", "library", "build"]
 
 SOURCES = tuple(sorted(Path(__file__).parent.glob("*.cc")))
+HEADERS = tuple(sorted(Path(__file__).parent.glob("*.h")))  # included by SOURCES: part of the recipe too
 FLAGS = ("-O3", "-march=native", "-ffp-contract=fast", "-shared", "-fPIC", "-std=c++17")
 SWITCH = "STUDIO_CUSTOM_KERNELS"  # 0 / off / false: MindSpore's own operators everywhere
 _LOG = logging.getLogger(__name__)  # no handler configured: Python prints warnings to stderr
@@ -70,6 +71,14 @@ def build(compiler: str, target: Path) -> None:
             os.unlink(tmp)
 
 
+def library_path(compiler: str) -> Path:
+    """Where the library built from SOURCES and HEADERS by compiler with FLAGS for this CPU is kept: a change
+    to any of them names another library."""
+    recipe = [*(p.read_text() for p in (*SOURCES, *HEADERS)), compiler, *FLAGS, _cpu_model()]
+    key = hashlib.sha256("\n".join(recipe).encode()).hexdigest()
+    return cache_dir() / f"studio-kernels-{key[:16]}.so"
+
+
 @lru_cache(maxsize=1)
 def library() -> Path | None:
     """The compiled library, built now if this source, compiler and CPU have none yet; None (with a warning
@@ -82,9 +91,7 @@ def library() -> Path | None:
                      "slower; install g++ (Debian: apt-get install g++) for the project's faster ones",
                      os.environ.get("CXX", "g++"))
         return None
-    recipe = [*(p.read_text() for p in SOURCES), compiler, *FLAGS, _cpu_model()]
-    key = hashlib.sha256("\n".join(recipe).encode()).hexdigest()
-    target = cache_dir() / f"studio-kernels-{key[:16]}.so"
+    target = library_path(compiler)
     if not target.exists():
         try:
             build(compiler, target)
