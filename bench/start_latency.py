@@ -48,7 +48,7 @@ class Frames:
 
     def __init__(self, page):
         self.clock: float | None = None  # wall time minus the protocol's monotonic time
-        self.arrivals: list[tuple[float, bytes]] = []
+        self.arrivals: list[float] = []  # wall times of the frames that carried a step
         cdp = page.context.new_cdp_session(page)
         cdp.on("Network.webSocketWillSendHandshakeRequest", self._handshake)
         cdp.on("Network.webSocketFrameReceived", self._frame)
@@ -61,10 +61,10 @@ class Frames:
         data = event["response"]["payloadData"]
         payload = base64.b64decode(data) if event["response"]["opcode"] == 2 else data.encode()
         if self.clock is not None and self.STEP.search(payload):
-            self.arrivals.append((event["timestamp"] + self.clock, payload))
+            self.arrivals.append(event["timestamp"] + self.clock)
 
     def first_step_at(self, after: float) -> float | None:
-        return next((t for t, _ in self.arrivals if t >= after), None)
+        return next((t for t in self.arrivals if t >= after), None)
 
 
 # Set on Configure before the click, read after it: when the user's click reached the page (its pointerdown) and

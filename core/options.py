@@ -15,7 +15,8 @@ METAVARS = {"hidden": "UNITS,UNITS", "lr_changes": "STEP:LR,STEP:LR", "init_chec
 HELP = {"hidden": "the MLP's hidden layers, units per layer (none: no hidden layer); ",
         "validate_every": "also validate every N steps (0: after each epoch only); ",
         "lr_changes": "change the learning rate before these steps (a re-run's recorded changes); ",
-        "steps_per_call": "training steps per graph call in Graph mode, Cell style, one process (0: 6-10, the one that fits the epoch); ",
+        "steps_per_call": "training steps per graph call in Graph mode, Cell style, one process "
+                          "(0: 6-10, to fit the epoch); ",
         "init_checkpoint": "start from this checkpoint's weights (a fine-tune; the same network): a file, or "
                            "run:RUN_ID for a run of the store; "}
 CHOICES = {"network": "NETWORKS", "style": "STYLES", "mode": "MODES", "optimizer": "OPTIMIZERS",
