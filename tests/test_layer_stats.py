@@ -56,8 +56,8 @@ def test_trainer_records_the_real_gradients_of_each_epochs_last_step(folder, mon
     before = {}
     real = build.make_train_step
 
-    def spying(config, net, loss_fn, optimizer, parallel=None):
-        step = real(config, net, loss_fn, optimizer, parallel)
+    def spying(config, net, loss_fn, optimizer, parallel=None, steps_per_epoch=1):
+        step = real(config, net, loss_fn, optimizer, parallel, steps_per_epoch)
         inner = step.with_grads
 
         def with_grads(data, label):

@@ -23,7 +23,6 @@ using studio_kernels::kLanes;
 using studio_kernels::load;
 using studio_kernels::v16;
 
-
 struct Plane {
   int64_t H, W, K, p, Wp, rows;  // rows: padded rows, plus one so the last tap may read past the image
   Plane(int64_t h, int64_t w, int64_t k) : H(h), W(w), K(k), p((k - 1) / 2), Wp(w + k - 1), rows(h + k) {}

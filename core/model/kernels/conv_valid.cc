@@ -25,7 +25,6 @@ using studio_kernels::kLanes;
 using studio_kernels::load;
 using studio_kernels::v16;
 
-
 struct Shape {
   int64_t N, C, H, W, O, K, OH, OW, OB;  // OB: blocks of kLanes output channels
   Shape(const int64_t *x, const int64_t *w)
