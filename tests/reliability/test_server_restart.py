@@ -34,6 +34,11 @@ def test_a_run_survives_a_server_restart_and_is_stopped_and_resumed_from_the_new
             page.goto(first.url + "/configure?network=mlp&mode=pynative&epochs=40&batch_size=32")
             expect(page.get_by_text("Configuration is valid")).to_be_visible(timeout=60_000)
             page.locator('[data-testid="stSidebar"] [data-testid="stPageLink"] a', has_text="Train").first.click()
+            # on Train, as a person clicks it: Configure has a Start button too, and a click on it as the page
+            # changes lands on a page that is going away
+            expect(page.get_by_text("No runs yet")).to_be_visible(timeout=60_000)
+            expect(page.locator('[data-testid="stElementContainer"][data-stale="true"]')).to_have_count(0,
+                                                                                                        timeout=30_000)
             page.get_by_role("button", name="Start training").click()
             run = wait_for(lambda: (rs := store.list_runs()) and rs[0].pid and rs[0].step > 5 and rs[0],
                            timeout=90, what="the run to train")
