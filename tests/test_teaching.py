@@ -166,10 +166,14 @@ def test_a_rate_applied_and_a_step_clicked_together_ask_for_the_rate_first_and_a
     store.finish(run_id, "stopped", "test over")
 
 
-@pytest.mark.parametrize("extra", [{}, {"validate_every": 10, "lr_changes": ((13, 0.05),)}])
+@pytest.mark.parametrize("extra", [{}, {"validate_every": 10, "lr_changes": ((13, 0.05),)},
+                                   {"optimizer": "adam", "weight_decay": 1e-3, "lr_schedule": "cosine"}])
 def test_k_steps_per_graph_call_train_exactly_what_one_step_per_call_trains(small_mnist, extra):
     """Graph mode, Cell style: 8 steps per call give the same losses and weights, bit for bit, as one per call,
-    also when validations and a replayed learning-rate change fall where a group would have been."""
+    also when validations and a replayed learning-rate change fall where a group would have been, and with an
+    optimizer that reads and writes more state (Adam's moments and powers, weight decay, a scheduled rate).
+    The K-step graph is compiled without MindSpore's copies of the weights it reads (core.runtime.LOAD_COPIES):
+    a reader ordered after the optimizer's write would change the weights."""
     config = lesson_config(small_mnist, mode="graph", epochs=2, **extra)
     folder = validate_mnist_dir(config.data_dir)
     runs = {}

@@ -66,6 +66,18 @@ def test_a_worker_gets_the_users_onednn_setting_but_not_the_apps_own_choice(monk
     assert runtime.child_environment()["ONEDNN_MAX_CPU_ISA"] == "AVX512_CORE"
 
 
+def test_only_the_mlps_training_processes_skip_mindspores_weight_copies(monkeypatch):
+    """Measured faster for the MLP only (docs/performance.md); a value the user set is kept."""
+    from core import runtime
+    for network, expected in [("mlp", "3"), ("lenet5", None), (None, None)]:
+        monkeypatch.delenv(runtime.LOAD_COPIES, raising=False)
+        runtime.prepare_process(network)
+        assert os.environ.get(runtime.LOAD_COPIES) == expected, network
+    monkeypatch.setenv(runtime.LOAD_COPIES, "1")
+    runtime.prepare_process("mlp")
+    assert os.environ[runtime.LOAD_COPIES] == "1"
+
+
 @pytest.mark.parametrize("name, raw", [("epochs", "１"), ("seed", "1_000"), ("learning_rate", "0.0_1"),
                                        ("batch_size", "６４")])
 def test_numbers_are_plain_ascii_digits(name, raw):
