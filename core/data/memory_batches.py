@@ -53,4 +53,5 @@ class MemoryBatches:
         order = self.epoch_order()
         for start in range(0, len(order), self.batch_size):
             chosen = order[start:start + self.batch_size]
-            yield ms.Tensor(preprocess_numpy(self.images[chosen])), ms.Tensor(self.labels[chosen])
+            # from_numpy: the tensors take the new arrays' memory instead of copying it
+            yield ms.Tensor.from_numpy(preprocess_numpy(self.images[chosen])), ms.Tensor.from_numpy(self.labels[chosen])
