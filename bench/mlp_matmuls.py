@@ -6,8 +6,9 @@ figures, not a test).
 MindSpore: the project's K-step training graph of the 784-512-512-10 MLP (Graph mode, Cell style, batch 64,
 the MLP's process settings) with ONEDNN_VERBOSE=1; its MatMuls run on oneDNN, which prints each execution's time,
 grouped here by the product's shape. PyTorch: the same products, each timed alone in a loop (its profiler
-inflates them ~2x); its `@` runs on MKL. Each side runs in its own process, rounds alternate; the figures are
-medians of the per-round medians, per product times how often a step takes it, and their sum per step. Results:
+inflates them ~2x; layer 2's forward and input gradient, one shape, are timed once and counted twice); its `@`
+runs on MKL. Each side runs in its own process, rounds alternate; the figures are medians of the per-round
+medians, per product times how often a step takes it, and their sum per step. Results:
 bench/results/mlp_matmuls.json (date, versions, machine).
 """
 from __future__ import annotations

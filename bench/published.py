@@ -322,16 +322,39 @@ def queue_latency() -> list[str]:
     return rows
 
 
+MLP_PRODUCTS = {  # oneDNN's name of a product (src MxK : weights KxN) -> what it is in the MLP's step
+    "64x784:784x512": "layer 1 forward", "64x512:512x512": "layer 2 forward + layer 2 input gradient",
+    "64x512:512x10": "layer 3 forward", "512x64:64x784": "layer 1 weight gradient",
+    "512x64:64x512": "layer 2 weight gradient", "10x64:64x512": "layer 3 weight gradient",
+    "64x10:10x512": "layer 3 input gradient"}
+
+
+def mlp_matmuls() -> list[str]:
+    """bench/mlp_matmuls.py: the MLP's matrix products per step, MindSpore's (in the graph) vs PyTorch's (alone)."""
+    data = _load("mlp_matmuls")
+    by = data["ms_per_step_by_shape"]
+    rows = [_source(data) + f", medians of {data['reps']} alternating rounds", "",
+            "| product (oneDNN's shape) | MindSpore, in the training graph | PyTorch, alone | ratio |",
+            "|---|---|---|---|"]
+    for shape, what in MLP_PRODUCTS.items():
+        m, t = by["mindspore"][shape], by["pytorch"][shape]
+        rows.append(f"| {what} ({shape}) | {m:.3f} ms | {t:.3f} ms | {m / t:.2f}× |")
+    m, t = data["sum_ms_per_step"]["mindspore"], data["sum_ms_per_step"]["pytorch"]
+    rows.append(f"| **all, per step** | **{m:.3f} ms** | **{t:.3f} ms** | **{m / t:.2f}×** |")
+    return rows
+
+
 TABLES: dict[str, Callable[[], list[str]]] = {
     "accuracy": accuracy, "step-variants": step_variants, "augmentation": augmentation,
     "distributed": distributed, "user-visible": user_visible, "page-times": page_times, "best-5k": best_5k,
     "finetune-cost": finetune_cost, "predict-latency": predict_latency, "load": load,
     "start-latency": start_latency, "store-backends": store_backends,
     "server-cost": server_cost, "remote-paths": remote_paths, "queue-latency": queue_latency,
-    "profile-step": profile_step}
+    "profile-step": profile_step, "mlp-matmuls": mlp_matmuls}
 FILES = {"queue-latency": ["queue.json", "queue-postgresql.json"], "remote-paths": ["remote_paths.json"], "server-cost": ["server_cost.json"], "store-backends": ["store_backends.json"], "start-latency": ["start_latency.json"], "load": ["load_viewers.json", "load.json"], "predict-latency": ["predict_latency.json"], "best-5k": ["best_5k.json"], "finetune-cost": ["finetune_cost.json"], "accuracy": ["accuracy.json"], "step-variants": ["step_variants.json"], "augmentation": ["augmentation.json"],
          "distributed": ["distributed-lenet5.json", "distributed-mlp.json"], "user-visible": ["user_visible.json"],
-         "page-times": ["page_times.json"], "profile-step": ["profile_step.json"]}  # what each table is made of
+         "page-times": ["page_times.json"], "profile-step": ["profile_step.json"],
+         "mlp-matmuls": ["mlp_matmuls.json"]}  # what each table is made of
 
 
 def render(name: str) -> str:
