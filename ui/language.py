@@ -7,6 +7,7 @@ from streamlit.runtime.scriptrunner import get_script_run_ctx
 from core import i18n
 from core.messages import Message
 from core.runs.rows import Run
+from ui.callback_state import still_drawn
 from ui.text import URL_VALUE_MAX, literal
 
 __all__ = ["LANG_PARAM", "language", "t", "say", "label", "status_word", "language_switch"]
@@ -65,7 +66,8 @@ def status_word(status: str) -> str:
 
 
 def _switch_language() -> None:
-    st.session_state["lang"] = st.session_state["lang_choice"]
+    if still_drawn("lang_choice"):
+        st.session_state["lang"] = st.session_state["lang_choice"]
 
 
 def language_switch() -> None:

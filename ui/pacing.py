@@ -9,6 +9,7 @@ from core.config import ConfigError, parse_field
 from core.runs.rows import RequestNotice, Run
 from core.runs.store import MAX_STEP_REQUEST
 from core.training.run_control import MAX_STEP_DELAY_S
+from ui.callback_state import still_drawn
 from ui.language import language, status_word, t
 from ui.identity import actions, attempt, owner_label
 from ui.text import literal
@@ -47,8 +48,8 @@ def controls(run: Run) -> None:
 
 
 def set_delay(run: Run, key: str, current: float) -> None:
-    if st.session_state[key] == current:
-        return  # nothing changed (a widget drawn anew)
+    if not still_drawn(key) or st.session_state[key] == current:
+        return  # nothing changed (a widget drawn anew, or no longer drawn)
     # Said by the page's body, not here: a toast from a widget's callback wiped the page's other elements
     # drawn outside the fragment (the presentation style with them; Streamlit 1.67).
     _later(attempt(actions().delay, run, st.session_state[key], show=_keep_refusal))

@@ -6,6 +6,7 @@ from __future__ import annotations
 import streamlit as st
 
 from core.runs.rows import StartPace
+from ui.callback_state import still_drawn
 from ui.language import t
 from ui.pacing import DELAYS, delay_label
 
@@ -67,7 +68,8 @@ def _to_link(pace: StartPace) -> None:
 
 
 def _keep(widget: str, kept: str) -> None:
-    st.session_state[kept] = st.session_state[widget]
+    if still_drawn(widget):
+        st.session_state[kept] = st.session_state[widget]
 
 
 def start_pace_picker(key: str) -> StartPace:
