@@ -149,14 +149,14 @@ def test_the_live_poll_interval_grows_at_once_and_shrinks_only_with_room():
 
 def _callbacks_of_widgets_no_longer_drawn():
     """An AppTest script: each on_change callback of the studio's widgets, run with its widget's key missing
-    from the session, as Streamlit ran one after a page change (start_pace._keep raised a KeyError in CI)."""
+    from the session, as Streamlit ran one after a page change (start pace's toggle raised a KeyError in CI)."""
     import streamlit as st
 
-    from ui import language, pacing, present, start_pace
-    start_pace._keep("start_paused", "kept_paused")
+    from ui import pacing, present
+    from ui.callback_state import keep
+    for widget, kept in [("start_paused", "kept_paused"), ("lang_choice", "lang"), ("_present_toggle", present._KEY)]:
+        keep(widget, kept)  # start pace, language and presentation switches
     pacing.set_delay(None, "delay_gone", 0.0)  # returns before reading the run: nothing changed
-    language._switch_language()
-    present._flip()
     kept = [k for k in ("kept_paused", "lang", "present") if k in st.session_state]
     st.write("kept: " + (", ".join(kept) or "nothing"))
 

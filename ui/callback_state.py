@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-__all__ = ["still_drawn"]
+__all__ = ["still_drawn", "keep"]
 
 
 def still_drawn(key: str) -> bool:
@@ -12,3 +12,10 @@ def still_drawn(key: str) -> bool:
     start-paused toggle) found no "start_paused" in the session, and the KeyError lost the click's own action
     (tests/test_browser_actions.py in CI). Such a callback has no new value to act on."""
     return key in st.session_state
+
+
+def keep(widget: str, kept: str) -> None:
+    """An on_change callback: the widget's new value into the session key that outlives the widget (Streamlit
+    drops a widget's own key on a page that does not draw it)."""
+    if still_drawn(widget):
+        st.session_state[kept] = st.session_state[widget]

@@ -7,7 +7,7 @@ from streamlit.runtime.scriptrunner import get_script_run_ctx
 from core import i18n
 from core.messages import Message
 from core.runs.rows import Run
-from ui.callback_state import still_drawn
+from ui.callback_state import keep
 from ui.text import URL_VALUE_MAX, literal
 
 __all__ = ["LANG_PARAM", "language", "t", "say", "label", "status_word", "language_switch"]
@@ -65,11 +65,6 @@ def status_word(status: str) -> str:
     return t(f"status.{status}")
 
 
-def _switch_language() -> None:
-    if still_drawn("lang_choice"):
-        st.session_state["lang"] = st.session_state["lang_choice"]
-
-
 def language_switch() -> None:
     """The sidebar's language selector; warns once about an unknown ?lang= in a link."""
     lang = language()
@@ -78,4 +73,4 @@ def language_switch() -> None:
         st.warning(t("common.bad_lang", value=literal(bad, URL_VALUE_MAX), choices=", ".join(i18n.LANGUAGES)))
     st.session_state["lang_choice"] = lang
     st.selectbox("🌐 " + t("common.language"), list(i18n.LANGUAGES), key="lang_choice",
-                 format_func=i18n.LANGUAGES.get, on_change=_switch_language)
+                 format_func=i18n.LANGUAGES.get, on_change=keep, args=("lang_choice", "lang"))

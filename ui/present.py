@@ -7,7 +7,7 @@ from __future__ import annotations
 import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
-from ui.callback_state import still_drawn
+from ui.callback_state import keep
 
 __all__ = ["PRESENT_PARAM", "presenting", "presentation_switch", "presentation_style", "for_room", "room_fonts",
            "CHART_FONT", "chart_config", "on_phone"]
@@ -51,15 +51,10 @@ def presenting() -> bool:
     return on
 
 
-def _flip() -> None:
-    if still_drawn("_present_toggle"):
-        st.session_state[_KEY] = st.session_state["_present_toggle"]
-
-
 def presentation_switch(label: str, help_text: str) -> None:
     """The sidebar's toggle."""
     st.session_state["_present_toggle"] = presenting()
-    st.toggle(label, key="_present_toggle", on_change=_flip, help=help_text)
+    st.toggle(label, key="_present_toggle", on_change=keep, args=("_present_toggle", _KEY), help=help_text)
 
 
 def presentation_style() -> None:

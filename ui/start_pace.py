@@ -6,7 +6,7 @@ from __future__ import annotations
 import streamlit as st
 
 from core.runs.rows import StartPace
-from ui.callback_state import still_drawn
+from ui.callback_state import keep
 from ui.language import t
 from ui.pacing import DELAYS, delay_label
 
@@ -67,20 +67,15 @@ def _to_link(pace: StartPace) -> None:
     st.session_state[_SEEN] = (params.get(START_PARAM), params.get(DELAY_PARAM))
 
 
-def _keep(widget: str, kept: str) -> None:
-    if still_drawn(widget):
-        st.session_state[kept] = st.session_state[widget]
-
-
 def start_pace_picker(key: str) -> StartPace:
     """Start paused, and slow motion from the first step: a row beside Start; the link follows the choice."""
     pace = chosen_pace()
     _to_link(pace)
     row = st.container(horizontal=True, vertical_alignment="center", key=f"pace_{key}")
-    row.toggle("⏸️ " + t("train.start_paused"), value=pace.paused, key="start_paused", on_change=_keep,
+    row.toggle("⏸️ " + t("train.start_paused"), value=pace.paused, key="start_paused", on_change=keep,
                args=("start_paused", _PAUSED), help=t("train.start_paused_help"))
     with row.container(width=320):
         st.select_slider(t("train.start_slow"), options=DELAYS, value=pace.step_delay, key="start_delay",
-                         format_func=delay_label, on_change=_keep, args=("start_delay", _DELAY),
+                         format_func=delay_label, on_change=keep, args=("start_delay", _DELAY),
                          help=t("train.slow_motion_help"))
     return pace
