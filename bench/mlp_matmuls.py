@@ -45,7 +45,7 @@ group = [(ms.Tensor(rng.standard_normal((64, 1, 28, 28)).astype(np.float32)),
           ms.Tensor(rng.integers(0, 10, 64).astype(np.int32))) for _ in range(model.step.k)]
 for _ in range(3):
     model.step.multi(*MultiStep.batches(group))[0].asnumpy()
-print("TIMED", flush=True)
+print("TIMED", model.step.k, flush=True)
 for _ in range(CALLS):
     model.step.multi(*MultiStep.batches(group))[0].asnumpy()
 '''
@@ -74,20 +74,20 @@ print(json.dumps({"ms": times, "torch": torch.__version__}))
 '''
 
 
-def mindspore_round() -> dict[str, list[float]]:
-    """oneDNN's execution times (ms) of the MatMuls in CALLS K-step calls, by shape (src MxK:KxN)."""
+def mindspore_round() -> tuple[dict[str, list[float]], int]:
+    """oneDNN's execution times (ms) of the MatMuls in CALLS K-step calls, by shape (src MxK:KxN), and K."""
     env = dict(os.environ, ONEDNN_VERBOSE="1", PYTHONPATH=str(ROOT), GLOG_v="3")
     p = subprocess.run([sys.executable, "-c", MINDSPORE_SIDE.replace("CALLS", str(CALLS))], cwd=ROOT, env=env,
                        capture_output=True, text=True, timeout=600)
     if p.returncode != 0:
         raise RuntimeError(p.stderr[-2000:])
     times: dict[str, list[float]] = defaultdict(list)
-    timed = p.stdout.split("TIMED", 1)[1]
+    k_line, timed = p.stdout.split("TIMED ", 1)[1].split("\n", 1)
     for line in timed.splitlines():
         fields = line.split(",")
         if line.startswith("onednn_verbose") and "exec" in fields and "matmul" in fields:
             times[fields[-2]].append(float(fields[-1]))
-    return times
+    return times, int(k_line)
 
 
 def torch_round(python: str, steps: int) -> tuple[dict[str, list[float]], str]:
@@ -109,11 +109,11 @@ def main() -> None:
     ap.add_argument("--torch-python", required=True, help="a Python that has torch")
     ap.add_argument("--reps", type=int, default=3)
     args = ap.parse_args()
-    steps = CALLS * 7  # K = 7 for the bundled images' 71 steps an epoch (TrainConfig.steps_per_call_for)
     rounds: dict[str, list[dict[str, float]]] = {"mindspore": [], "pytorch": []}
     torch_version = ""
     for rep in range(args.reps):
-        ms_times = mindspore_round()
+        ms_times, k = mindspore_round()
+        steps = CALLS * k
         count = {shape: round(len(t) / steps) for shape, t in ms_times.items()}
         rounds["mindspore"].append(per_step(ms_times, count))
         torch_times, torch_version = torch_round(args.torch_python, steps)
