@@ -168,16 +168,22 @@ def test_an_empty_validation_split_says_why(tmp_path, small_mnist):
     shutil.rmtree(one)
 
 
-def test_batches_from_memory_are_the_pipelines_batches_in_another_order(small_mnist):
+@pytest.mark.parametrize("normalised_once", [True, False])
+def test_batches_from_memory_are_the_pipelines_batches_in_another_order(small_mnist, monkeypatch, normalised_once):
     """Runs without augmentation train on MemoryBatches: per epoch, every chosen image exactly once, normalised
-    bit for bit as MindSpore's pipeline does it, with its label; the last batch smaller, as the pipeline's."""
+    bit for bit as MindSpore's pipeline does it, with its label; the last batch smaller, as the pipeline's.
+    Both ways: the images normalised once (a set that fits NORMALISED_LIMIT) or batch by batch (a larger one)."""
     import mindspore as ms  # noqa: F401  # deferred: MindSpore (this module's other tests need none)
+    from core.data import memory_batches
     from core.data.folders import validate_mnist_dir
     from core.data.memory_batches import MemoryBatches
     from core.data.pipeline import create_dataset
+    if not normalised_once:
+        monkeypatch.setattr(memory_batches, "NORMALISED_LIMIT", 100 * 28 * 28 * 4 - 1)  # one byte short of 100
     folder = validate_mnist_dir(small_mnist)
     chosen = np.arange(3, 203, 2)  # 100 of the split's images
     memory = MemoryBatches(folder, "train", chosen, 32, seed=7)
+    assert memory.normalised_once == normalised_once
     pipeline = create_dataset(folder, "train", chosen, 32, shuffle=False)
     assert memory.get_dataset_size() == pipeline.get_dataset_size() == 4
     want = [(x.asnumpy(), y.asnumpy()) for x, y in pipeline.create_tuple_iterator(num_epochs=1)]

@@ -4,9 +4,11 @@ Why: MindSpore's data pipeline runs in its own threads while the step runs, and 
 from the step itself. Fed from memory, training the bundled images through the command line went from 14,523
 to 21,646 samples/s (MLP) and from 6,725 to 7,767 (LeNet-5): `python -m bench.ab_commits 8a9cd51 ad77247`
 (the commits before and after), 3 interleaved rounds (bench/results/ab_commits.json). The images are
-kept as uint8 (the full 60,000 images: 47 MB) and each batch is normalised by `preprocess_numpy`, which gives
-the pipeline's own output bit for bit (tests/test_training_pieces.py). Augmentation (a random affine per image)
-stays in MindSpore's pipeline.
+normalised once by `preprocess_numpy`, which gives the pipeline's own output bit for bit
+(tests/test_training_pieces.py), and kept as float32 while that takes at most `NORMALISED_LIMIT` bytes (the full
+60,000 images: 188 MB); a batch is then one gather. Normalising each batch instead took 7-8.5 ms of an MLP
+epoch's ~190 ms on the bundled images (100-120 us a batch of 64: numpy's four passes). Larger sets are kept as
+uint8 and normalised batch by batch. Augmentation (a random affine per image) stays in MindSpore's pipeline.
 
 Same contract as the batched MindSpore dataset the training loop otherwise iterates: `get_dataset_size()`,
 and `create_tuple_iterator(num_epochs)`, of which each `iter()` is one pass (one epoch) in a new order.
@@ -23,7 +25,9 @@ from core.data.folders import SPLIT_FILES, MnistFolder
 from core.data.idx import read_images, read_labels
 from core.data.pipeline import preprocess_numpy
 
-__all__ = ["MemoryBatches"]
+__all__ = ["MemoryBatches", "NORMALISED_LIMIT"]
+
+NORMALISED_LIMIT = 256 * 2**20  # bytes of float32 images normalised once; beyond it, each batch is normalised
 
 
 class MemoryBatches:
@@ -34,10 +38,17 @@ class MemoryBatches:
     def __init__(self, folder: MnistFolder, split: str, indices: np.ndarray, batch_size: int, seed: int):
         images_file, labels_file = SPLIT_FILES[split]
         indices = np.asarray(indices, dtype=np.int64)
-        self.images = read_images(folder.split_dir(split) / images_file)[indices]
+        images = read_images(folder.split_dir(split) / images_file)[indices]
+        self._normalised = _normalised(images) if images.size * 4 <= NORMALISED_LIMIT else None
+        self._images = images if self._normalised is None else None
         self.labels = read_labels(folder.split_dir(split) / labels_file)[indices].astype(np.int32)
         self.batch_size = batch_size
         self._rng = np.random.default_rng(seed)
+
+    @property
+    def normalised_once(self) -> bool:
+        """Whether the images were normalised once (they fit NORMALISED_LIMIT), not batch by batch."""
+        return self._normalised is not None
 
     def get_dataset_size(self) -> int:
         return math.ceil(len(self.labels) / self.batch_size)
@@ -54,4 +65,18 @@ class MemoryBatches:
         for start in range(0, len(order), self.batch_size):
             chosen = order[start:start + self.batch_size]
             # from_numpy: the tensors take the new arrays' memory instead of copying it
-            yield ms.Tensor.from_numpy(preprocess_numpy(self.images[chosen])), ms.Tensor.from_numpy(self.labels[chosen])
+            yield ms.Tensor.from_numpy(self._batch(chosen)), ms.Tensor.from_numpy(self.labels[chosen])
+
+    def _batch(self, chosen: np.ndarray) -> np.ndarray:
+        """The chosen images, normalised: (n, 1, 28, 28) float32, a new array."""
+        if self._normalised is not None:
+            return self._normalised[chosen]
+        return preprocess_numpy(self._images[chosen])
+
+
+def _normalised(images: np.ndarray, chunk: int = 4096) -> np.ndarray:
+    """preprocess_numpy of every image, chunk by chunk (its temporaries stay small)."""
+    out = np.empty((len(images), 1, *images.shape[1:]), np.float32)
+    for start in range(0, len(images), chunk):
+        out[start:start + chunk] = preprocess_numpy(images[start:start + chunk])
+    return out
