@@ -46,7 +46,7 @@ class Artifacts:
         row = dict(run_id=run_id, name=name, content=content, size=len(content),
                    sha256=hashlib.sha256(content).hexdigest(), updated=time.time())
         with self.db.write() as conn:
-            conn.execute(self.db.upsert(artifacts, [row], ("run_id", "name")))
+            conn.execute(self.db.upsert(artifacts, ("run_id", "name")), [row])
 
     def has_file(self, run_id: str, name: str = CHECKPOINT) -> bool:
         if self.file_path(run_id, name).exists() and not self.db.is_server:

@@ -30,15 +30,15 @@ class MetricRecords:
         progress["heartbeat"] = time.time()
         with self.db.write() as conn:
             if rows:
-                conn.execute(self.db.upsert(steps, [dict(run_id=run_id, step=s, epoch=e, loss=loss, elapsed=t)
-                                                    for s, e, loss, t in rows], ("run_id", "step")))
+                conn.execute(self.db.upsert(steps, ("run_id", "step")),
+                             [dict(run_id=run_id, step=s, epoch=e, loss=loss, elapsed=t) for s, e, loss, t in rows])
             conn.execute(update(runs).where(runs.c.id == run_id).values(**progress))
 
     def add_epoch(self, run_id: str, m: EpochMetrics) -> None:
         row = dict(run_id=run_id, epoch=m.epoch, train_loss=m.train_loss, train_acc=m.train_acc, val_loss=m.val_loss,
                    val_acc=m.val_acc, epoch_seconds=m.epoch_seconds, samples_per_s=m.samples_per_s, elapsed=m.elapsed)
         with self.db.write() as conn:
-            conn.execute(self.db.upsert(epochs, [row], ("run_id", "epoch")))
+            conn.execute(self.db.upsert(epochs, ("run_id", "epoch")), [row])
 
     def add_layer_stats(self, run_id: str, stats: list[LayerStat]) -> None:
         if not stats:
@@ -48,19 +48,18 @@ class MetricRecords:
                      hist=json.dumps({"edges": s.hist_edges, "counts": s.hist_counts}), position=i)
                 for i, s in enumerate(stats)]
         with self.db.write() as conn:
-            conn.execute(self.db.upsert(layer_stats, rows, ("run_id", "epoch", "param", "kind")))
+            conn.execute(self.db.upsert(layer_stats, ("run_id", "epoch", "param", "kind")), rows)
 
     def add_validation(self, run_id: str, v: ValidationEvent) -> None:
         with self.db.write() as conn:
-            conn.execute(self.db.upsert(validations, [dict(run_id=run_id, step=v.step, epoch=v.epoch,
-                                                           val_loss=v.val_loss, val_acc=v.val_acc)],
-                                        ("run_id", "step")))
+            conn.execute(self.db.upsert(validations, ("run_id", "step")),
+                         [dict(run_id=run_id, step=v.step, epoch=v.epoch, val_loss=v.val_loss, val_acc=v.val_acc)])
 
     def add_lr_change(self, run_id: str, e: LearningRateEvent) -> None:
         with self.db.write() as conn:
-            conn.execute(self.db.upsert(lr_changes, [dict(run_id=run_id, step=e.step, learning_rate=e.learning_rate,
-                                                          replayed=int(e.replayed), t=time.time())],
-                                        ("run_id", "step")))
+            conn.execute(self.db.upsert(lr_changes, ("run_id", "step")),
+                         [dict(run_id=run_id, step=e.step, learning_rate=e.learning_rate, replayed=int(e.replayed),
+                               t=time.time())])
 
     def log(self, run_id: str, message: str) -> None:
         with self.db.write() as conn:

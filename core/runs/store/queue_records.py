@@ -96,7 +96,7 @@ class QueueRecords:
             row = conn.execute(select(dispatcher.c.owner, dispatcher.c.expires).where(dispatcher.c.id == 1)).first()
             if row is not None and row.owner != owner and row.expires > now:
                 return False
-            conn.execute(self.db.upsert(dispatcher, [dict(id=1, owner=owner, expires=now + seconds)], ("id",)))
+            conn.execute(self.db.upsert(dispatcher, ("id",)), [dict(id=1, owner=owner, expires=now + seconds)])
         return True
 
     def release_lease(self, owner: str) -> None:

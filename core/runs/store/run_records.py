@@ -85,7 +85,7 @@ class RunRecords:
                 if name == "logs":  # appended: each store numbers its own lines
                     conn.execute(insert(table), rows)
                 else:
-                    conn.execute(self.db.upsert(table, rows, _keys(table)))
+                    conn.execute(self.db.upsert(table, _keys(table)), rows)
             if run_fields:
                 conn.execute(update(runs).where(runs.c.id == run_id).values(**run_fields))
 
