@@ -340,7 +340,30 @@ def mlp_matmuls() -> list[str]:
         m, t = by["mindspore"][shape], by["pytorch"][shape]
         rows.append(f"| {what} ({shape}) | {m:.3f} ms | {t:.3f} ms | {m / t:.2f}× |")
     m, t = data["sum_ms_per_step"]["mindspore"], data["sum_ms_per_step"]["pytorch"]
-    rows.append(f"| **all, per step** | **{m:.3f} ms** | **{t:.3f} ms** | **{m / t:.2f}×** |")
+    flop = mlp_flop_per_step()
+    rows.append(f"| **all, per step** ({flop / 1e6:.0f} MFLOP) | **{m:.3f} ms** ({flop / m / 1e6:.0f} GFLOP/s) | "
+                f"**{t:.3f} ms** ({flop / t / 1e6:.0f} GFLOP/s) | **{m / t:.2f}×** |")
+    return rows
+
+
+def mlp_flop_per_step() -> int:
+    """Floating-point operations of the MLP's products in a step: 2·m·k·n each, layer 2's shape twice."""
+    total = 0
+    for shape, what in MLP_PRODUCTS.items():
+        (m, k), (_, n) = (tuple(int(d) for d in side.split("x")) for side in shape.split(":"))
+        total += 2 * m * k * n * (2 if "+" in what else 1)
+    return total
+
+
+def loop_breakdown() -> list[str]:
+    """bench/loop_breakdown.py: where an epoch's time goes through the command line."""
+    data = _load("loop_breakdown")
+    parts = ("graph calls of K steps", "the last step, with gradients", "reporting the steps", "batches and planner")
+    rows = [_source(data) + f", medians over epochs 3–{data['epochs']} of the bundled images", "",
+            "| network | epoch | " + " | ".join(parts) + " |", "|---|---|" + "---|" * len(parts)]
+    for r in data["rows"]:
+        rows.append(f"| {NETWORK[r['network']]} | {r['epoch_ms']:.1f} ms | " + " | ".join(
+            f"{r[p]:.1f} ms ({100 * r[p] / r['epoch_ms']:.0f} %)" for p in parts) + " |")
     return rows
 
 
@@ -350,11 +373,11 @@ TABLES: dict[str, Callable[[], list[str]]] = {
     "finetune-cost": finetune_cost, "predict-latency": predict_latency, "load": load,
     "start-latency": start_latency, "store-backends": store_backends,
     "server-cost": server_cost, "remote-paths": remote_paths, "queue-latency": queue_latency,
-    "profile-step": profile_step, "mlp-matmuls": mlp_matmuls}
+    "profile-step": profile_step, "mlp-matmuls": mlp_matmuls, "loop-breakdown": loop_breakdown}
 FILES = {"queue-latency": ["queue.json", "queue-postgresql.json"], "remote-paths": ["remote_paths.json"], "server-cost": ["server_cost.json"], "store-backends": ["store_backends.json"], "start-latency": ["start_latency.json"], "load": ["load_viewers.json", "load.json"], "predict-latency": ["predict_latency.json"], "best-5k": ["best_5k.json"], "finetune-cost": ["finetune_cost.json"], "accuracy": ["accuracy.json"], "step-variants": ["step_variants.json"], "augmentation": ["augmentation.json"],
          "distributed": ["distributed-lenet5.json", "distributed-mlp.json"], "user-visible": ["user_visible.json"],
          "page-times": ["page_times.json"], "profile-step": ["profile_step.json"],
-         "mlp-matmuls": ["mlp_matmuls.json"]}  # what each table is made of
+         "mlp-matmuls": ["mlp_matmuls.json"], "loop-breakdown": ["loop_breakdown.json"]}  # what each table is made of
 
 
 def render(name: str) -> str:
