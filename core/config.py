@@ -36,11 +36,12 @@ MAX_HIDDEN_LAYERS = 6   # as TensorFlow Playground; deeper plain MLPs train badl
 MAX_UNITS = 2048
 MAX_VALIDATE_EVERY = 100_000
 # K steps in one graph call: LeNet-5 and the MLP train with the same weights bit for bit and less overhead per
-# step (bench/kstep_alone.py, bench/user_visible.py); larger K compiles longer (the loop is unrolled).
-DEFAULT_STEPS_PER_CALL = 8
-# K is chosen per run among these when steps_per_call is 0: the one that leaves an epoch the fewest single steps
-# (a single step's call costs the MLP about 2.6 ms more than a step inside a K-step call).
-AUTO_STEPS_PER_CALL = range(6, 11)
+# step (bench/kstep_alone.py, bench/user_visible.py); larger K compiles longer (the loop is unrolled). Unless
+# steps_per_call is set, K is the one of these with which an epoch takes the fewest calls (K-step calls and
+# single steps), the smallest on a tie: each call costs ~1.8 ms beyond its steps' own time here, whatever K
+# (MLP, 70 steps: 150 ms in 10 calls of 7, 135 ms in 2 calls of 35, 270 ms one step per call); up to 16,
+# whose graph compiles in ~2 s (docs/performance.md, "K fits the epoch").
+AUTO_STEPS_PER_CALL = range(6, 17)
 MAX_STEPS_PER_CALL = 64
 MAX_EPOCHS = 1000
 MAX_WORKERS = 64
@@ -199,14 +200,15 @@ class TrainConfig:
     def steps_per_call_for(self, parallel: bool, steps_per_epoch: int = 1) -> int:
         """K for this run: several steps per call only where they are one compiled graph (Graph mode, Cell
         style) and one process (a data-parallel step all-reduces; kept one call per step). Unless set, the K
-        of AUTO_STEPS_PER_CALL that divides the epoch's steps before its last (a single step: it returns the
-        gradients) with the least left over, nearest DEFAULT_STEPS_PER_CALL on a tie: 71 steps take 7."""
+        of AUTO_STEPS_PER_CALL with which the epoch's steps before its last (a single step: it returns the
+        gradients) take the fewest calls, K-step calls and the single steps left over, the smallest K on a
+        tie: 71 steps take 14 (5 calls), 36 take 7 (5 calls; 16 would take 2 and 3 single steps)."""
         if self.mode != "graph" or self.style != "cell" or parallel or self.workers > 1:
             return 1
         if self.steps_per_call:
             return self.steps_per_call
-        calls = steps_per_epoch - 1
-        return min(AUTO_STEPS_PER_CALL, key=lambda k: (calls % k, abs(k - DEFAULT_STEPS_PER_CALL)))
+        steps = steps_per_epoch - 1
+        return min(AUTO_STEPS_PER_CALL, key=lambda k: (steps // k + steps % k, k))
 
     @property
     def worker_batch(self) -> int:

@@ -193,10 +193,12 @@ def test_k_steps_per_graph_call_train_exactly_what_one_step_per_call_trains(smal
 
 def test_k_fits_the_epoch_so_that_its_only_single_step_is_the_last(small_mnist):
     """Unless set, K is chosen for the epoch's length: 1,080 images in batches of 30 are 36 steps, 35 before the
-    last (a single step: it returns the gradients) are 5 calls of 7, where K = 8 would leave 3 single steps."""
+    last (a single step: it returns the gradients) are 5 calls of 7, where K = 8 would take 4 calls and leave 3
+    single steps; 70 are 5 calls of 14, 64 are 4 of 16."""
     config = lesson_config(small_mnist, mode="graph", epochs=2, batch_size=30)
     assert config.steps_per_call == 0 and config.steps_per_call_for(False, 36) == 7
-    assert config.steps_per_call_for(False, 71) == 7 and config.steps_per_call_for(False, 65) == 8
+    assert config.steps_per_call_for(False, 71) == 14 and config.steps_per_call_for(False, 65) == 16
+    assert config.steps_per_call_for(False, 845) == 15  # 844 before the last: 56 calls of 15 and 4 single steps
     assert config.with_(steps_per_call=5).steps_per_call_for(False, 36) == 5
     assert config.with_(mode="pynative").steps_per_call_for(False, 36) == 1
     assert config.steps_per_call_for(True, 36) == 1
