@@ -355,6 +355,19 @@ def mlp_flop_per_step() -> int:
     return total
 
 
+def calls_per_epoch() -> list[str]:
+    """bench/calls_per_epoch.py: 70 training steps as calls of K steps, K alternated in one process."""
+    runs = {net: _load(f"calls_per_epoch-{net}") for net in ("lenet5", "mlp")}
+    rows = ["; ".join(_source(data) + f", {data['rounds']} rounds" for data in runs.values()), "",
+            "| network | K (calls for 70 steps) | 70 steps, median | vs the first K, median of the rounds' ratios |",
+            "|---|---|---|---|"]
+    for net, data in runs.items():
+        for r in data["rows"]:
+            rows.append(f"| {NETWORK[net]} | {r['k']} ({r['calls']}) | {r['median_ms']:.1f} ms | "
+                        f"{r['median_ratio']:.3f}× (rounds {r['ratio_range'][0]:.2f}–{r['ratio_range'][1]:.2f}) |")
+    return rows
+
+
 def loop_breakdown() -> list[str]:
     """bench/loop_breakdown.py: where an epoch's time goes through the command line."""
     data = _load("loop_breakdown")
@@ -373,11 +386,13 @@ TABLES: dict[str, Callable[[], list[str]]] = {
     "finetune-cost": finetune_cost, "predict-latency": predict_latency, "load": load,
     "start-latency": start_latency, "store-backends": store_backends,
     "server-cost": server_cost, "remote-paths": remote_paths, "queue-latency": queue_latency,
-    "profile-step": profile_step, "mlp-matmuls": mlp_matmuls, "loop-breakdown": loop_breakdown}
+    "profile-step": profile_step, "mlp-matmuls": mlp_matmuls, "loop-breakdown": loop_breakdown,
+    "calls-per-epoch": calls_per_epoch}
 FILES = {"queue-latency": ["queue.json", "queue-postgresql.json"], "remote-paths": ["remote_paths.json"], "server-cost": ["server_cost.json"], "store-backends": ["store_backends.json"], "start-latency": ["start_latency.json"], "load": ["load_viewers.json", "load.json"], "predict-latency": ["predict_latency.json"], "best-5k": ["best_5k.json"], "finetune-cost": ["finetune_cost.json"], "accuracy": ["accuracy.json"], "step-variants": ["step_variants.json"], "augmentation": ["augmentation.json"],
          "distributed": ["distributed-lenet5.json", "distributed-mlp.json"], "user-visible": ["user_visible.json"],
          "page-times": ["page_times.json"], "profile-step": ["profile_step.json"],
-         "mlp-matmuls": ["mlp_matmuls.json"], "loop-breakdown": ["loop_breakdown.json"]}  # what each table is made of
+         "mlp-matmuls": ["mlp_matmuls.json"], "loop-breakdown": ["loop_breakdown.json"],
+         "calls-per-epoch": ["calls_per_epoch-lenet5.json", "calls_per_epoch-mlp.json"]}  # what each table is made of
 
 
 def render(name: str) -> str:
