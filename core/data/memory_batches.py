@@ -39,16 +39,11 @@ class MemoryBatches:
         images_file, labels_file = SPLIT_FILES[split]
         indices = np.asarray(indices, dtype=np.int64)
         images = read_images(folder.split_dir(split) / images_file)[indices]
-        self._normalised = _normalised(images) if images.size * 4 <= NORMALISED_LIMIT else None
-        self._images = images if self._normalised is None else None
+        self.normalised_once = images.size * 4 <= NORMALISED_LIMIT  # else each batch is normalised
+        self._images = _normalised(images) if self.normalised_once else images
         self.labels = read_labels(folder.split_dir(split) / labels_file)[indices].astype(np.int32)
         self.batch_size = batch_size
         self._rng = np.random.default_rng(seed)
-
-    @property
-    def normalised_once(self) -> bool:
-        """Whether the images were normalised once (they fit NORMALISED_LIMIT), not batch by batch."""
-        return self._normalised is not None
 
     def get_dataset_size(self) -> int:
         return math.ceil(len(self.labels) / self.batch_size)
@@ -69,8 +64,8 @@ class MemoryBatches:
 
     def _batch(self, chosen: np.ndarray) -> np.ndarray:
         """The chosen images, normalised: (n, 1, 28, 28) float32, a new array."""
-        if self._normalised is not None:
-            return self._normalised[chosen]
+        if self.normalised_once:
+            return self._images[chosen]
         return preprocess_numpy(self._images[chosen])
 
 

@@ -14,6 +14,7 @@ import time
 from core.messages import Message
 from core.runs.cluster import COORDINATOR_ENV
 from core.runs.processes import pid_alive
+from core.runs.rows import RunRequests
 from core.runs.store import RunStore
 from core.training.run_control import Control
 from core.training.events import (Callback, EpochMetrics, LayersEvent, LearningRateEvent, LogEvent, PhaseEvent,
@@ -116,33 +117,34 @@ class StoreControl(Control, Callback):
     def __init__(self, store: RunStore, run_id: str, recorder: StoreRecorder | None = None):
         self.store, self.run_id, self.recorder = store, run_id, recorder
         self.request, self.checked = "run", 0.0
-        self.step, self.pause_at = 0, None
-        self.delay, self.learning_rate = 0.0, None
+        self.step, self.delay = 0, 0.0
+        self.pause_at: int | None = None
+        self.learning_rate: float | None = None
 
     def on_step(self, e: StepEvent) -> None:
         self.step = e.step
 
     def _refresh(self) -> str:
         if time.monotonic() - self.checked >= CONTROL_EVERY_S:
-            run = self.store.get(self.run_id)
-            if run is None:
+            asked = self.store.requests(self.run_id)
+            if asked is None:
                 self.request = "stop"
             else:
-                self._follow(run)
+                self._follow(asked)
             self.checked = time.monotonic()
         return self.request
 
-    def _follow(self, run) -> None:
-        if run.step_request:
-            self.pause_at = self.step + run.step_request
+    def _follow(self, asked: RunRequests) -> None:
+        if asked.step_request:
+            self.pause_at = self.step + asked.step_request
             self.store.update(self.run_id, step_request=None)
-            self.store.log(self.run_id, f"stepping {run.step_request} step(s), then pausing")
-        if run.request != self.request and run.request in ("pause", "run"):
-            self._mirror(run.request)
-        self.request, self.delay = run.request, run.step_delay or 0.0
-        if run.lr_request is not None:
-            self.learning_rate = run.lr_request
-            self.store.take_learning_rate_request(self.run_id, run.lr_request)
+            self.store.log(self.run_id, f"stepping {asked.step_request} step(s), then pausing")
+        if asked.request != self.request and asked.request in ("pause", "run"):
+            self._mirror(asked.request)
+        self.request, self.delay = asked.request, asked.step_delay or 0.0
+        if asked.lr_request is not None:
+            self.learning_rate = asked.lr_request
+            self.store.take_learning_rate_request(self.run_id, asked.lr_request)
 
     def _mirror(self, request: str) -> None:
         if request == "pause":

@@ -13,7 +13,8 @@ from core.config import TrainConfig
 from core.messages import Message
 
 __all__ = ["Status", "Request", "ACTIVE", "FINISHED", "RESUMABLE", "RANK_ALIVE", "QUEUED", "EXTERNAL", "Run",
-           "RequestNotice", "StepRow", "LogLine", "RankRow", "HistoryLine", "DrawingRow", "SweepRow", "QueueState"]
+           "RunRequests", "RequestNotice", "StepRow", "LogLine", "RankRow", "HistoryLine", "DrawingRow", "SweepRow",
+           "QueueState"]
 
 class Status(StrEnum):
     """Where a run is: queued, then active (starting, running, paused), then finished in one way. A StrEnum:
@@ -61,6 +62,16 @@ FINISHED = (Status.COMPLETED, Status.EARLY_STOPPED, Status.STOPPED, Status.DIVER
 RESUMABLE = (Status.STOPPED, Status.FAILED, Status.INTERRUPTED)  # with a checkpoint; diverged: a new rate
 EXTERNAL = "external"  # the source of a run a script of its own records (core/track.py)
 RANK_ALIVE = ("starting", "training")             # a rank in these states should have a live process
+
+
+@dataclass(frozen=True)
+class RunRequests:
+    """What a run is asked while it trains (pause or stop, a lesson's Step, slow motion, a learning rate): the
+    part of its row its training process reads every few tenths of a second."""
+    request: Request
+    step_request: int | None = None
+    step_delay: float = 0.0
+    lr_request: float | None = None
 
 
 @dataclass(frozen=True)
