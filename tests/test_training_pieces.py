@@ -168,34 +168,40 @@ def test_an_empty_validation_split_says_why(tmp_path, small_mnist):
     shutil.rmtree(one)
 
 
-@pytest.mark.parametrize("normalised_once", [True, False])
-def test_batches_from_memory_are_the_pipelines_batches_in_another_order(small_mnist, monkeypatch, normalised_once):
+@pytest.mark.parametrize("keeps_normalised", [True, False])
+def test_batches_from_memory_are_the_pipelines_batches_in_another_order(small_mnist, monkeypatch, keeps_normalised):
     """Runs without augmentation train on MemoryBatches: per epoch, every chosen image exactly once, normalised
     bit for bit as MindSpore's pipeline does it, with its label; the last batch smaller, as the pipeline's.
-    Both ways: the images normalised once (a set that fits NORMALISED_LIMIT) or batch by batch (a larger one)."""
+    Both ways: a split that fits NORMALISED_LIMIT keeps its images normalised by the first epoch for the next
+    ones; a larger one normalises every batch again."""
     import mindspore as ms  # noqa: F401  # deferred: MindSpore (this module's other tests need none)
     from core.data import memory_batches
     from core.data.folders import validate_mnist_dir
     from core.data.memory_batches import MemoryBatches
     from core.data.pipeline import create_dataset
-    if not normalised_once:
+    if not keeps_normalised:
         monkeypatch.setattr(memory_batches, "NORMALISED_LIMIT", 100 * 28 * 28 * 4 - 1)  # one byte short of 100
     folder = validate_mnist_dir(small_mnist)
     chosen = np.arange(3, 203, 2)  # 100 of the split's images
     memory = MemoryBatches(folder, "train", chosen, 32, seed=7)
-    assert memory.normalised_once == normalised_once
+    assert memory.keeps_normalised == keeps_normalised and not memory.all_normalised
     pipeline = create_dataset(folder, "train", chosen, 32, shuffle=False)
     assert memory.get_dataset_size() == pipeline.get_dataset_size() == 4
     want = [(x.asnumpy(), y.asnumpy()) for x, y in pipeline.create_tuple_iterator(num_epochs=1)]
     want_x, want_y = np.concatenate([x for x, _ in want]), np.concatenate([y for _, y in want])
-    got = [(x.asnumpy(), y.asnumpy()) for x, y in memory]
-    assert [len(y) for _, y in got] == [32, 32, 32, 4]
-    got_x, got_y = np.concatenate([x for x, _ in got]), np.concatenate([y for _, y in got])
-    assert got_x.dtype == want_x.dtype and got_y.dtype == want_y.dtype == np.int32
     key = lambda x: x.reshape(len(x), -1).tobytes()  # noqa: E731
     as_rows = lambda x, y: sorted(key(x[i:i + 1]) + bytes([int(y[i])]) for i in range(len(y)))  # noqa: E731
-    assert as_rows(got_x, got_y) == as_rows(want_x, want_y)  # the same (image, label) pairs, bit for bit
-    assert not np.array_equal(got_y, want_y)  # ... in a shuffled order
+    orders = []
+    for epoch in (1, 2):  # the second from the kept images when they are kept
+        got = [(x.asnumpy(), y.asnumpy()) for x, y in memory]
+        assert [len(y) for _, y in got] == [32, 32, 32, 4]
+        assert memory.all_normalised == keeps_normalised
+        got_x, got_y = np.concatenate([x for x, _ in got]), np.concatenate([y for _, y in got])
+        assert got_x.dtype == want_x.dtype and got_y.dtype == want_y.dtype == np.int32
+        assert as_rows(got_x, got_y) == as_rows(want_x, want_y), epoch  # the same (image, label) pairs, bit for bit
+        assert not np.array_equal(got_y, want_y)  # ... in a shuffled order
+        orders.append(got_y)
+    assert not np.array_equal(*orders)  # a new order each epoch
 
 
 class _Rates:
