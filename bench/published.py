@@ -371,7 +371,7 @@ def calls_per_epoch() -> list[str]:
 def loop_breakdown() -> list[str]:
     """bench/loop_breakdown.py: where an epoch's time goes through the command line."""
     data = _load("loop_breakdown")
-    parts = ("graph calls of K steps", "the last step, with gradients", "reporting the steps", "batches and planner")
+    from bench.loop_breakdown import PARTS as parts  # the bench's own names for the parts it times
     rows = [_source(data) + f", medians over epochs 3–{data['epochs']} of the bundled images", "",
             "| network | epoch | " + " | ".join(parts) + " |", "|---|---|" + "---|" * len(parts)]
     for r in data["rows"]:

@@ -152,12 +152,10 @@ class RunStore(MetricRecords, QueueRecords, TeamRecords, RunRecords, Artifacts):
         """What the run is asked while it trains (None: it is gone): four columns of its row, the rest neither
         read nor parsed (its training process asks every core.runs.recording.CONTROL_EVERY_S; reading the whole
         run took ~2 ms)."""
-        with self.db.read() as conn:
-            row = conn.execute(select(runs.c.request, runs.c.step_request, runs.c.step_delay, runs.c.lr_request)
-                               .where(runs.c.id == run_id)).first()
+        row = self.run_row(run_id, ("request", "step_request", "step_delay", "lr_request"))
         if row is None:
             return None
-        return RunRequests(Request(row.request), row.step_request, row.step_delay or 0.0, row.lr_request)
+        return RunRequests(Request(row["request"]), row["step_request"], row["step_delay"] or 0.0, row["lr_request"])
 
     def existing(self, run_id: str) -> Run:
         """The run, which must be in the store (RunGone when it was deleted meanwhile)."""
