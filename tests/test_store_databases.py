@@ -8,6 +8,7 @@ import shutil
 import sqlite3
 import subprocess
 import sys
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 import numpy as np
@@ -121,6 +122,46 @@ def test_a_checkpoint_written_on_one_host_is_read_on_another(store, tmp_path):
         assert other.file(run_id) is None and store.file(run_id) == path
     store.delete(run_id)
     assert not store.has_file(run_id) and not other.has_file(run_id)
+
+
+class Killed(BaseException):
+    """The writing process dies here (its open transaction is never committed)."""
+
+
+def test_a_writer_killed_while_keeping_a_checkpoint_leaves_file_and_epoch_of_one_moment(
+        postgres_server, tmp_path, monkeypatch):
+    """A worker killed while it keeps epoch 2's checkpoint in a team's database: whichever write it dies in,
+    another host reads the checkpoint of the epoch the run's row says (a resume drops the epochs after the
+    row's, so a newer file with an older row lost an epoch on resume)."""
+    from core.model import checkpoint
+    from core.model.networks import build_network
+    from core.runs.checkpoints import CheckpointWriter
+    url = postgres_server.new_database()
+    config = TrainConfig(network="mlp", hidden=(8,), early_stopping=True)
+    net = build_network("mlp", hidden=(8,))
+    for dies_at in (1, 2, 3):
+        writer_store = RunStore(tmp_path / f"worker-{dies_at}", url)
+        run_id = writer_store.create_run(config, exclusive=False)
+        writer = CheckpointWriter(writer_store, run_id, config)
+        writer.save(net, 1, 10, best=True)
+        real_write, writes = writer_store.db.write, []
+
+        @contextmanager
+        def dying_write(*args, real_write=real_write, writes=writes, dies_at=dies_at, **kwargs):
+            writes.append(1)
+            with real_write(*args, **kwargs) as conn:
+                yield conn
+                if len(writes) == dies_at:
+                    raise Killed
+        monkeypatch.setattr(writer_store.db, "write", dying_write)
+        with suppress(Killed):  # no kill when the save takes fewer writes
+            writer.save(net, 2, 20, best=True)
+        monkeypatch.undo()
+        other = RunStore(tmp_path / f"other-host-{dies_at}", url)
+        said = other.get(run_id).checkpoint_epoch
+        for name in ("model.ckpt", "best.ckpt"):
+            kept = checkpoint.load(other.file(run_id, name)).meta["epoch"]
+            assert kept == said, f"killed at write {dies_at} of {len(writes)}: {name} of epoch {kept}, row {said}"
 
 
 def test_four_processes_opening_one_new_database_at_once_migrate_it_once(store, tmp_path, request):

@@ -39,11 +39,9 @@ class CheckpointWriter(Callback):
                     else Message("no_earlier_checkpoint"))
             raise CheckpointWriteError("checkpoint_write_failed", epoch=epoch, folder=self.path.parent,
                                        why=str(e.strerror or e), kept=kept) from e
-        self.store.keep_file(self.run_id, self.path.name)
-        if self.config.early_stopping and best:
-            self.store.keep_file(self.run_id, self.best_path.name)
+        names = (self.path.name, self.best_path.name) if self.config.early_stopping and best else (self.path.name,)
+        self.store.keep_checkpoint(self.run_id, names, epoch)
         self.saved_epoch = epoch
-        self.store.update(self.run_id, checkpoint=str(self.path), checkpoint_epoch=epoch)
 
     def save_final(self, result: TrainResult) -> None:
         """The last epoch's checkpoint already holds a completed run's weights. Otherwise save the final

@@ -2,7 +2,8 @@
 
 A SQLite store keeps them in its folder, as it always did: one host reads them there. Where the database is a
 server, every host may be asked for them (a page on app server A for a run trained on worker host C), so each
-file is also kept in the database when written (`keep_file`), and `file()` gives a local copy on any host:
+file is also kept in the database when written (`keep_file`; a checkpoint together with the epoch it holds,
+in one transaction: `keep_checkpoint`), and `file()` gives a local copy on any host:
 the folder's copy when it matches the database's (same size and SHA-256), else fetched from the database into
 the folder first. Checkpoints are 0.3-3 MB, so the database keeps them without a second service
 (docs/deploy.md has the measured cost)."""
@@ -14,11 +15,11 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from sqlalchemy import select
+from sqlalchemy import select, update
 
 from core.runs.rows import Run
 from core.runs.store.database import Database
-from core.runs.store.schema import artifacts
+from core.runs.store.schema import artifacts, runs
 
 __all__ = ["Artifacts", "CHECKPOINT", "BEST"]
 
@@ -42,11 +43,25 @@ class Artifacts:
         """The run's file `name` was (re)written here: keep it where every host reaches it."""
         if not self.db.is_server:
             return
-        content = self.file_path(run_id, name).read_bytes()
-        row = dict(run_id=run_id, name=name, content=content, size=len(content),
-                   sha256=hashlib.sha256(content).hexdigest(), updated=time.time())
         with self.db.write() as conn:
-            conn.execute(self.db.upsert(artifacts, ("run_id", "name")), [row])
+            conn.execute(self.db.upsert(artifacts, ("run_id", "name")), [self._file_row(run_id, name)])
+
+    def keep_checkpoint(self, run_id: str, names: tuple[str, ...], epoch: int) -> None:
+        """The run's checkpoint files `names` (model.ckpt first) were (re)written here at the end of `epoch`:
+        keep them where every host reaches them and record the epoch on the run in the same transaction. A
+        process killed in between leaves the previous checkpoint and its epoch, never a file of one epoch with
+        the row of another (a resumed run on another host drops the epochs after the row's)."""
+        rows = [self._file_row(run_id, name) for name in names] if self.db.is_server else []
+        with self.db.write() as conn:
+            if rows:
+                conn.execute(self.db.upsert(artifacts, ("run_id", "name")), rows)
+            conn.execute(update(runs).where(runs.c.id == run_id).values(
+                checkpoint=str(self.file_path(run_id, names[0])), checkpoint_epoch=epoch))
+
+    def _file_row(self, run_id: str, name: str) -> dict:
+        content = self.file_path(run_id, name).read_bytes()
+        return dict(run_id=run_id, name=name, content=content, size=len(content),
+                    sha256=hashlib.sha256(content).hexdigest(), updated=time.time())
 
     def has_file(self, run_id: str, name: str = CHECKPOINT) -> bool:
         if self.file_path(run_id, name).exists() and not self.db.is_server:
