@@ -5,6 +5,8 @@ reaching a remote run, and its resume from its checkpoint; a worker killed mid-r
 through the relay; on PostgreSQL the workers record into the database themselves."""
 from __future__ import annotations
 
+import os
+import shutil
 import time
 
 import pytest
@@ -13,6 +15,7 @@ from core.config import TrainConfig
 from core.model import checkpoint
 from core.runs import optuna_sweep as sweeps
 from core.runs.rows import ACTIVE
+from core.runs.dask_executor import DaskExecutor
 from core.runs.run_queue import RunQueue
 from core.runs.dask_local import Cluster
 from tests.dask_cluster import dispatching, processes_of, trained_on, wait_until_gone
@@ -31,6 +34,30 @@ def cluster(tmp_path):
 def long_run(small_mnist) -> TrainConfig:
     """An MLP run that takes minutes unless stopped (each epoch sends a checkpoint back)."""
     return TrainConfig(network="mlp", hidden=(32,), epochs=500, data_dir=str(small_mnist))
+
+
+def test_a_folder_is_scattered_once_and_kept_while_runs_come_and_go(cluster, small_mnist, tmp_path):
+    """Runs one after another on one folder share its files on the cluster, held between runs: a task that
+    needs them always finds them (a hashed key scattered again just after its release was forgotten, and a
+    sweep's trial lost: dask/distributed#8576). A folder whose files changed is sent again."""
+    executor = DaskExecutor(cluster.address)
+    try:
+        client = executor.client()
+        key = executor.data.future(client, str(small_mnist)).key
+        for _ in range(50):  # each run's reference is gone before the next one asks
+            data = executor.data.future(client, str(small_mnist))
+            assert data.key == key
+            assert client.submit(len, data, pure=False).result(timeout=30) == 4, "train and test, images and labels"
+            del data
+        changed = tmp_path / "changed"
+        shutil.copytree(small_mnist, changed)
+        copied = executor.data.future(client, str(changed)).key
+        assert copied != key
+        os.utime(next((changed / "train").iterdir()), ns=(0, 0))
+        replaced = executor.data.future(client, str(changed)).key
+        assert replaced not in (key, copied) and executor.data.future(client, str(changed)).key == replaced
+    finally:
+        executor.close()
 
 
 def test_a_four_trial_sweep_spreads_over_both_workers_and_everything_comes_back(cluster, store, small_mnist):

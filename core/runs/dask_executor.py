@@ -27,9 +27,9 @@ import time
 import uuid
 from typing import Any
 
-from core.data.folders import SPLIT_FILES, validate_mnist_dir
 from core.messages import Message
 from core.runs import mirror
+from core.runs.dask_data import ScatteredData
 from core.runs.remote_run import control_queue_name, events_queue_name, train_on_database, train_remotely
 from core.runs.rows import Run
 from core.runs.store import RunStore
@@ -54,16 +54,6 @@ def scheduler_setting() -> str | None:
     return address or None
 
 
-def data_files(data_dir: str | None) -> dict[str, bytes]:
-    """The run's MNIST files, to travel with its task."""
-    folder = validate_mnist_dir(data_dir)
-    files = {}
-    for split in ("train", "test") if folder.has_test else ("train",):
-        for name in SPLIT_FILES[split]:
-            files[f"{split}/{name}"] = (folder.split_dir(split) / name).read_bytes()
-    return files
-
-
 class DaskExecutor:
     def __init__(self, address: str):
         self.address = address
@@ -72,6 +62,7 @@ class DaskExecutor:
         self._lock = threading.Lock()
         self.relays: dict[str, "Relay"] = {}
         self.watches: dict[str, "Watch"] = {}
+        self.data = ScatteredData()
 
     def client(self):
         with self._lock:
@@ -100,7 +91,7 @@ class DaskExecutor:
             if run.checkpoint_epoch is not None:  # a resumed run: forget the unfinished epoch here too
                 store.truncate_after(run.id, run.checkpoint_epoch)
             client = self.client()
-            data = client.scatter([data_files(run.config.data_dir)], hash=True)[0]  # sent once for many trials
+            data = self.data.future(client, run.config.data_dir)  # sent once for many trials
             if store.shares_database:
                 future = client.submit(train_on_database, {"key": key, "run_id": run.id, "database_url": store.url},
                                        data, key=key, resources={TRAIN_RESOURCE: 1}, pure=False)
@@ -149,6 +140,7 @@ class DaskExecutor:
     def close(self) -> None:
         for relay in list(self.relays.values()):
             relay.done.set()
+        self.data.clear()
         if self._client is not None:
             self._client.close()
 
