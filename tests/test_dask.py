@@ -15,7 +15,7 @@ from core.config import TrainConfig
 from core.model import checkpoint
 from core.runs import optuna_sweep as sweeps
 from core.runs.rows import ACTIVE
-from core.runs.dask_executor import DaskExecutor, Watch
+from core.runs.dask_executor import DaskExecutor
 from core.runs.run_queue import RunQueue
 from core.runs.dask_local import Cluster
 from tests.dask_cluster import dispatching, processes_of, trained_on, wait_until_gone
@@ -56,25 +56,6 @@ def test_a_folder_is_scattered_once_and_kept_while_runs_come_and_go(cluster, sma
         os.utime(next((changed / "train").iterdir()), ns=(0, 0))
         replaced = executor.data.future(client, str(changed)).key
         assert replaced not in (key, copied) and executor.data.future(client, str(changed)).key == replaced
-    finally:
-        executor.close()
-
-
-def test_a_task_the_cluster_cancels_is_not_called_a_dead_worker(cluster, store):
-    """A run whose task the cluster cancelled (its data lost, say) is interrupted with the cluster's reason;
-    a task lost with its worker keeps saying the worker died."""
-    executor = DaskExecutor(cluster.address)
-    try:
-        run_id = store.create_run(TrainConfig(network="mlp"), exclusive=False)
-        store.update(run_id, status="running", heartbeat=time.time() - 60)  # no sign of life for a minute
-        future = executor.client().submit(time.sleep, 60, resources={"train": 1}, pure=False)
-        wait_for(lambda: any(executor.client().processing().values()), 30, "the task to start")
-        future.cancel(reason="lost dependencies")
-        wait_for(lambda: future.status == "cancelled", 30, "the task to be cancelled")
-        assert Watch(run_id, future, None).look(store)
-        run = store.get(run_id)
-        assert run.status == "interrupted" and "cancelled its task (lost dependencies)" in run.message, run.message
-        assert "worker died" not in run.message
     finally:
         executor.close()
 

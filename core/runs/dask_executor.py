@@ -54,18 +54,6 @@ def scheduler_setting() -> str | None:
     return address or None
 
 
-def lost_task(future) -> Message:
-    """Why a run's task is gone: cancelled by the cluster (it says why, e.g. its data was lost), else its worker
-    died (Dask lost the task, or a later attempt found the run already started by one)."""
-    if future.status != "cancelled":
-        return Message("remote_worker_died")
-    try:
-        future.result(timeout=2)  # cancelled already: it raises at once
-    except Exception as e:  # distributed's FutureCancelledError carries the cluster's reason
-        return Message("remote_cancelled", {"why": getattr(e, "reason", None) or type(e).__name__})
-    return Message("remote_cancelled", {"why": "no reason given"})
-
-
 class DaskExecutor:
     def __init__(self, address: str):
         self.address = address
@@ -179,7 +167,7 @@ class Watch:
         if lost and time.time() - (run.heartbeat or 0.0) > LOST_GRACE_S:
             # the run's own heartbeat decides: Dask also reschedules a task whose worker it only thought gone (a
             # loaded machine), and the first attempt may still be training and recording
-            return self._end(store, "interrupted", lost_task(self.future))
+            return self._end(store, "interrupted", Message("remote_worker_died"))
         if lost:
             return False
         if status == "finished":
@@ -246,7 +234,7 @@ class Relay(threading.Thread):
                 return self._end("interrupted", Message("remote_lost", {"why": why}))
             if self.future.status in ("cancelled", "lost") or (
                     self.future.done() and self.future.result().get("outcome") == "abandoned"):
-                return self._end("interrupted", lost_task(self.future))
+                return self._end("interrupted", Message("remote_worker_died"))
             if time.monotonic() - heard > (SILENT_S if spoken else FIRST_CONTACT_S):
                 self.future.cancel()
                 return self._end("interrupted", Message("remote_silent", {"s": round(SILENT_S)}))
