@@ -36,8 +36,8 @@ class ScatteredData:
     def future(self, client, data_dir: str | None):
         """The future of the folder's files on the cluster, scattered now unless a run sent them already."""
         files = _files(data_dir)
-        signature = tuple((rel, str(path.resolve()), path.stat().st_size, path.stat().st_mtime_ns)
-                          for rel, path in files.items())
+        stats = {rel: path.stat() for rel, path in files.items()}
+        signature = tuple((rel, str(files[rel].resolve()), st.st_size, st.st_mtime_ns) for rel, st in stats.items())
         with self._lock:
             kept = self._kept.get(signature)
             if kept is not None and kept.status == "finished":  # in the cluster's memory (not lost with a restart)

@@ -141,7 +141,7 @@ class StoreControl(Control, Callback):
             self.store.log(self.run_id, f"stepping {asked.step_request} step(s), then pausing")
         if asked.request != self.request and asked.request in ("pause", "run"):
             self._mirror(asked.request)
-        self.request, self.delay = asked.request, asked.step_delay or 0.0
+        self.request, self.delay = asked.request, asked.step_delay
         if asked.lr_request is not None:
             self.learning_rate = asked.lr_request
             self.store.take_learning_rate_request(self.run_id, asked.lr_request)
