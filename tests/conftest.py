@@ -19,6 +19,9 @@ os.environ.setdefault(LOAD_COPIES, LOAD_COPIES_FOR_NETWORK["mlp"])
 # (and start runs a test means to keep queued). Start buttons still start a run at once when a slot is free;
 # the dispatcher's own tests run it explicitly, and the servers the browser tests start dispatch (tests/server.py).
 os.environ["STUDIO_DISPATCH"] = "0"
+# The pages' tests are the trusted single-user machine's (STUDIO_OPEN=1: no access link asked); the access link's
+# own tests (tests/test_server_token.py, tests/test_browser_token.py) unset it, as ./run.sh's default is.
+os.environ["STUDIO_OPEN"] = "1"
 # The custom operators' library is built once per test session into a temporary folder (core.model.kernels), not
 # into the user's cache; the processes the tests start inherit the folder.
 os.environ.setdefault("STUDIO_KERNEL_CACHE", tempfile.mkdtemp(prefix="studio-kernels-"))

@@ -40,13 +40,20 @@ class Server:
 
 
 def start_server(store: Path, port: int | None = None, extra_env: dict | None = None,
-                 address: str = "127.0.0.1") -> Server:
-    """Start the app with its run store in `store`; returns once /_stcore/health answers."""
+                 address: str = "127.0.0.1", token: str | None = None) -> Server:
+    """Start the app with its run store in `store`; returns once /_stcore/health answers. With `token`, the
+    server asks for its access link (as ./run.sh's does) and that is its token; without, it is a trusted
+    single-user machine's (STUDIO_OPEN=1, the pages' tests)."""
     port = port or free_port()
     # Warm workers (two processes loading MindSpore at the server's start) are off unless a test asks for them:
     # on two cores they would slow every browser test's start; tests/test_warm_pool.py and the teams test cover them.
     env = dict(os.environ, STUDIO_DATA_DIR=str(store), PYTHONPATH=str(PROJECT_ROOT), STUDIO_DISPATCH="1",
                STUDIO_WARM_WORKERS="0")
+    if token is None:
+        env["STUDIO_OPEN"] = "1"
+    else:
+        env.pop("STUDIO_OPEN", None)
+        env["STUDIO_TOKEN"] = token
     env.update(extra_env or {})
     Path(store).mkdir(parents=True, exist_ok=True)
     log_path = Path(store) / f"server-{port}-{time.time_ns()}.log"

@@ -9,6 +9,7 @@ import segno
 import streamlit as st
 
 from core.app.passes import CLASS_PARAM, class_token, signing_key
+from ui.session import get_store
 from ui.deployment import configured_password
 from ui.identity import current_person
 from ui.language import LANG_PARAM, t
@@ -19,7 +20,7 @@ __all__ = ["class_link", "class_link_popover", "qr_png"]
 def class_link() -> str:
     """This server's address as the teacher's browser reaches it, on the Train page, with a viewer's pass."""
     parts = urlsplit(st.context.url or "http://localhost:8501/")
-    query = {CLASS_PARAM: class_token(signing_key(configured_password()))}
+    query = {CLASS_PARAM: class_token(signing_key(get_store().server_secret(), configured_password()))}
     if LANG_PARAM in st.query_params:
         query[LANG_PARAM] = st.query_params[LANG_PARAM]
     return f"{parts.scheme}://{parts.netloc}/train?{urlencode(query)}"

@@ -25,7 +25,7 @@ from core.runs.actions import Actions, history
 from core.runs.people import LOCAL, MAX_NAME, NotAllowed, Person, claim_name, person
 from core.runs.rows import Run
 from ui.language import say, t
-from core.app.passes import VIEWER
+from core.app.passes import ADMIN, VIEWER
 from ui.deployment import configured_password, oidc_configured
 from ui.gate import session_role
 from ui.session import get_store
@@ -51,6 +51,10 @@ def identify() -> None:
     who = st.session_state[_KEY]
     if session_role() == VIEWER and not who.viewer:  # in by the class link: watches and draws
         who = st.session_state[_KEY] = replace(who, viewer=True, admin=False)
+    if session_role() == ADMIN and not who.admin:  # in by the server's access link: its admin
+        who = st.session_state[_KEY] = replace(who, admin=True)
+    if session_role() == ADMIN and configured_password() is not None:
+        st.sidebar.caption("🔑 " + t("gate.admin_by_token"))
     if who.viewer:
         st.sidebar.caption("👀 " + t("gate.viewing"))
     if who.name and not who.signed_in_with_provider:  # signed-in users see theirs beside Sign out (_signed_in)

@@ -3,8 +3,6 @@
 No Streamlit here: pages call these, and so can the command line and tests."""
 from __future__ import annotations
 
-import hashlib
-import hmac
 import ipaddress
 import os
 from pathlib import Path
@@ -27,12 +25,6 @@ def is_loopback(address: str | None) -> bool:
         return ipaddress.ip_address(address.strip()).is_loopback
     except ValueError:
         return False  # a host name: assume other machines can reach it
-
-
-def password_matches(given: str, expected: str) -> bool:
-    """Constant-time comparison (of digests, so that the length of the password does not leak either)."""
-    digest = lambda s: hashlib.sha256(s.encode("utf-8")).digest()  # noqa: E731
-    return hmac.compare_digest(digest(given), digest(expected))
 
 
 def data_roots(exposed: bool, store_root: Path | None = None) -> list[Path] | None:

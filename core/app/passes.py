@@ -8,31 +8,38 @@
 - The **ticket**: a one-minute pass a page hands the browser to carry to /studio/admit, which turns it into the
   cookie once (a page's script cannot set an HttpOnly cookie; the server's response does).
 
-Each is `<payload>.<HMAC-SHA256>` under a key derived from $STUDIO_SECRET, else the shared password (every app
-server of a team has the same one), else a key made when the process starts (a local server: its links and
-cookies last until it restarts). No Streamlit here: the route, the gate and tests use these.
+- The **admin** pass: what the server's access token (core/app/server_token.py) becomes at /studio/admit: the
+  only way into a server with no password and no sign-in, and its admin on one with either.
+
+Each is `<payload>.<HMAC-SHA256>` under a key derived from the store's random secret (256 bits, kept where every
+app server of the store finds it: core/runs/store/server_settings.py) and the password's scrypt hash (salted by
+the secret). A class link therefore tells nothing about the password: without the secret, no guess can be
+checked offline. Changing the password or rotating the secret revokes every link, ticket and cookie. No
+Streamlit here: the route, the gate and tests use these.
 """
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
 import hmac
 import json
-import os
 import secrets
 import time
 from dataclasses import dataclass
 
-__all__ = ["SECRET_ENV", "PASS_COOKIE", "CLASS_PARAM", "VIEWER", "MEMBER", "COOKIE_HOURS", "Pass", "signing_key",
-           "class_token", "cookie_value", "ticket", "read_pass", "TicketBook"]
+__all__ = ["PASS_COOKIE", "CLASS_PARAM", "VIEWER", "MEMBER", "ADMIN", "ROLES", "COOKIE_HOURS", "Pass",
+           "signing_key", "password_hash", "password_matches", "class_token", "cookie_value", "ticket", "read_pass",
+           "TicketBook"]
 
-SECRET_ENV = "STUDIO_SECRET"
 PASS_COOKIE = "studio_access"
 CLASS_PARAM = "class"
-VIEWER, MEMBER = "viewer", "member"
+VIEWER, MEMBER, ADMIN = "viewer", "member", "admin"
+ROLES = (VIEWER, MEMBER, ADMIN)
 COOKIE_HOURS = 12
 TICKET_S = 60
-_PROCESS_KEY = secrets.token_bytes(32)
+# scrypt's cost: 16 MiB and ~50 ms a hash here; a guess of the password costs the same (and passes the throttle)
+SCRYPT_N, SCRYPT_R, SCRYPT_P = 2 ** 14, 8, 1
 
 
 @dataclass(frozen=True)
@@ -43,11 +50,27 @@ class Pass:
     nonce: str = ""
 
 
-def signing_key(password: str | None) -> bytes:
-    material = os.environ.get(SECRET_ENV) or password
-    if not material:
-        return _PROCESS_KEY
-    return hashlib.sha256(b"studio-pass\0" + material.encode("utf-8")).digest()
+@functools.lru_cache(maxsize=16)
+def password_hash(secret: bytes, password: str) -> bytes:
+    """The password as the studio keeps it: scrypt, salted with a value derived from the server's secret (one
+    hash per server and password, cached: a page run must not pay ~50 ms for it)."""
+    salt = hmac.new(secret, b"studio-password-salt", hashlib.sha256).digest()
+    return hashlib.scrypt(password.encode("utf-8"), salt=salt, n=SCRYPT_N, r=SCRYPT_R, p=SCRYPT_P, dklen=32)
+
+
+def password_matches(secret: bytes, given: str, expected: str) -> bool:
+    """Whether `given` is the password: their salted slow hashes compared in constant time. Each guess costs a
+    scrypt (the given one is not cached: a guesser must not fill the cache)."""
+    salt = hmac.new(secret, b"studio-password-salt", hashlib.sha256).digest()
+    tried = hashlib.scrypt(given.encode("utf-8"), salt=salt, n=SCRYPT_N, r=SCRYPT_R, p=SCRYPT_P, dklen=32)
+    return hmac.compare_digest(tried, password_hash(secret, expected))
+
+
+def signing_key(secret: bytes, password: str | None) -> bytes:
+    """The key of every pass: the server's secret bound to the password's hash (a new password or a new secret,
+    a new key)."""
+    bound = password_hash(secret, password) if password else b""
+    return hmac.new(secret, b"studio-passes\0" + bound, hashlib.sha256).digest()
 
 
 def _b64(data: bytes) -> str:
@@ -90,7 +113,7 @@ def read_pass(key: bytes, token: str | None, purpose: str, now: float | None = N
         kind, role, expires, nonce = json.loads(_unb64(payload))
     except (ValueError, TypeError):
         return None
-    if kind != purpose or role not in (VIEWER, MEMBER) or expires < (now if now is not None else time.time()):
+    if kind != purpose or role not in ROLES or expires < (now if now is not None else time.time()):
         return None
     return Pass(kind, role, float(expires), str(nonce))
 

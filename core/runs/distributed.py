@@ -87,7 +87,7 @@ def _launch(store: RunStore, run: Run, spec: ClusterSpec, cmd: list[str], port: 
                       f"{spec.master_addr}:{port}; global batch {config.batch_size} = {config.workers} × "
                       f"{config.worker_batch}); worker logs in {logs}")
     env = child_environment(PYTHONPATH=str(PROJECT_ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""),
-                            **{COORDINATOR_ENV: str(os.getpid())})
+                            **{COORDINATOR_ENV: str(os.getpid())}, **store.command_env())
     env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")  # msrun starts `python`
     with open(logs / "msrun.log", "ab") as out:
         return subprocess.Popen(cmd, cwd=PROJECT_ROOT, env=env, stdout=out, stderr=subprocess.STDOUT,

@@ -98,7 +98,8 @@ def spawn(store: RunStore, run_id: str) -> None:
 
 
 def _start_worker(store: RunStore, run_id: str) -> subprocess.Popen:
-    env = child_environment(PYTHONPATH=str(PROJECT_ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    env = child_environment(PYTHONPATH=str(PROJECT_ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""),
+                            **store.command_env())
     try:
         with open(store.log_path(run_id), "ab") as log:  # the child keeps its own copy of the file
             return subprocess.Popen([sys.executable, "-m", "core.cli.worker", run_id, *store.command_args()],

@@ -126,7 +126,8 @@ def _die_with_parent() -> None:
 
 
 def _spawn(store: RunStore, run_id: str, data_dir: Path | None = None) -> subprocess.Popen:
-    env = child_environment(PYTHONPATH=str(PROJECT_ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    env = child_environment(PYTHONPATH=str(PROJECT_ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""),
+                            **store.command_env())
     extra = ["--data-dir", str(data_dir)] if data_dir else []
     with open(store.log_path(run_id), "ab") as log:  # the child keeps its own copy of the file
         # preexec_fn runs only prctl (async-signal-safe) between fork and exec

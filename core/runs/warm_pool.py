@@ -46,7 +46,8 @@ class WarmPool:
                     self.ready[network] = self._start(network)
 
     def _start(self, network: str) -> subprocess.Popen:
-        env = child_environment(PYTHONPATH=str(PROJECT_ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+        env = child_environment(PYTHONPATH=str(PROJECT_ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""),
+                            **self.store.command_env())
         with open(log_path(self.store, network), "ab") as log:  # the child keeps its own copy of the file
             return subprocess.Popen([sys.executable, "-m", "core.cli.warm_worker", network, *self.store.command_args()],
                                     cwd=PROJECT_ROOT, env=env, stdin=subprocess.PIPE, stdout=log,

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from streamlit import config as st_config
 
-from core.app.access import check_data_path, data_roots, is_loopback, password_matches
+from core.app.access import check_data_path, data_roots, is_loopback
 from core.runs.ids import check_run_id
 from core import PROJECT_ROOT
 from core.data.idx import DataError
@@ -124,10 +124,9 @@ def test_deleting_a_tampered_row_whose_id_names_a_path_touches_nothing(store):
     assert (victim / "keep.txt").read_text() == "mine" and store.get("../victim") is not None
 
 
-def test_loopback_detection_and_password_comparison():
+def test_loopback_detection():
     assert is_loopback("127.0.0.1") and is_loopback("localhost") and is_loopback("::1")
     assert not any(is_loopback(a) for a in ("", None, "0.0.0.0", "::", "192.168.1.5", "studio.example.org"))
-    assert password_matches("a b", "a b") and not password_matches("a", "a ") and not password_matches("", "x")
 
 
 def test_uploads_are_never_unpickled_and_size_limited(store):

@@ -2,6 +2,7 @@
 
     python -m core.runs.store copy --from runs/ --to postgresql+psycopg://studio@db-host/studio
     python -m core.runs.store upgrade [--store DIR] [--database-url URL]    # migrate to this code's schema
+    python -m core.runs.store rotate-secret [--store DIR] [--database-url URL]   # revoke every link and cookie
 
 --from and --to take a database URL or a store folder (its runs.sqlite). Files of a store folder (checkpoints)
 go into the target's database when it is a server, into --to-store otherwise.
@@ -37,11 +38,20 @@ def main(argv: list[str] | None = None) -> int:
                                                        "source's folder)")
     upgrade = sub.add_parser("upgrade", help="migrate a store to this code's schema (opening it does too)")
     add_store_arguments(upgrade)
+    rotate = sub.add_parser("rotate-secret", help="a new server secret: every class link, sign-in ticket and "
+                                                   "cookie handed out so far stops working")
+    add_store_arguments(rotate)
     args = ap.parse_args(argv)
     try:
         if args.command == "upgrade":
             store = open_store(args)
             print(f"{store.where}: schema {current_revision(store.db)}")
+            return 0
+        if args.command == "rotate-secret":
+            store = open_store(args)
+            store.rotate_secret()
+            print(f"{store.where}: a new server secret; every class link and cookie of the old one is revoked "
+                  "(app servers see it within seconds: people sign in again, teachers show the new class link)")
             return 0
         source = _open(args.source, args.from_store)
         target = _open(args.target, args.to_store or str(source.root))

@@ -14,7 +14,10 @@ from sqlalchemy import func, insert, select, text
 from core.messages import ExplainedValueError
 from core.runs.store.artifacts import BEST, CHECKPOINT
 from core.runs.store.run_store import RunStore
-from core.runs.store.schema import ALL_TABLES, artifacts, runs
+from core.runs.store.schema import ALL_TABLES, artifacts, runs, settings
+
+# a store's own settings (its secret) stay its own: a copy makes its own secret, so no link of the source opens it
+COPIED_TABLES = tuple(t for t in ALL_TABLES if t is not settings)
 
 __all__ = ["CopyReport", "copy_store"]
 
@@ -50,7 +53,7 @@ def copy_store(source: RunStore, target: RunStore) -> CopyReport:
 
 def _copy_tables(source: RunStore, target: RunStore) -> None:
     with source.db.read() as src, target.db.write(lock="queue") as dst:
-        for table in ALL_TABLES:
+        for table in COPIED_TABLES:
             if table is artifacts and not source.db.is_server:
                 continue  # a SQLite store's files are in its folder (_copy_files)
             result = src.execute(select(table))
@@ -85,7 +88,7 @@ def _copy_files(source: RunStore, target: RunStore) -> int:
 
 def _counts(source: RunStore, target: RunStore) -> dict[str, tuple[int, int]]:
     out = {}
-    for table in ALL_TABLES:
+    for table in COPIED_TABLES:
         if table is artifacts and not (source.db.is_server or target.db.is_server):
             continue
         with source.db.read() as a, target.db.read() as b:

@@ -26,10 +26,11 @@ from core.runs.rows import ACTIVE, FINISHED, RESUMABLE, Request, RequestNotice, 
 from core.runs.store.migrate import upgrade as migrate_to_head
 from core.runs.store.artifacts import Artifacts
 from core.runs.store.convert import to_run
-from core.runs.store.database import Database, database_url_setting, shown_url, sqlite_url
+from core.runs.store.database import DATABASE_URL_ENV, Database, database_url_setting, shown_url, sqlite_url
 from core.runs.store.metric_records import MetricRecords
 from core.runs.store.queue_records import QueueRecords
 from core.runs.store.run_records import RunRecords
+from core.runs.store.server_settings import ServerSettings
 from core.runs.store.schema import RUN_TABLES, epochs, layer_stats, lr_changes, runs, steps, validations
 from core.runs.store.team_records import TeamRecords
 from core.training.run_control import MAX_STEP_DELAY_S
@@ -70,7 +71,7 @@ def default_data_dir() -> Path:
     return Path(os.environ.get(DATA_DIR_ENV) or PROJECT_ROOT / "runs").expanduser().resolve()
 
 
-class RunStore(MetricRecords, QueueRecords, TeamRecords, RunRecords, Artifacts):
+class RunStore(MetricRecords, QueueRecords, TeamRecords, RunRecords, Artifacts, ServerSettings):
     """root: the store's folder (checkpoints, logs; the SQLite file when no database URL is given).
     database_url: the database (default: $STUDIO_DATABASE_URL, else root/runs.sqlite)."""
 
@@ -105,8 +106,15 @@ class RunStore(MetricRecords, QueueRecords, TeamRecords, RunRecords, Artifacts):
         return str(self.db_path) if self.db_path else shown_url(self.url)
 
     def command_args(self) -> list[str]:
-        """The arguments a child process (core.cli.worker, core.cli.warm_worker, a rank) opens this same store with."""
-        return ["--store", str(self.root), "--database-url", self.url]  # always: whatever the child's environment says
+        """The arguments a child process (core.cli.worker, core.cli.warm_worker, a rank) opens this same store with,
+        with command_env() in its environment. No database URL here: a command line is readable by every local
+        user (/proc/PID/cmdline), and a team database's URL carries its password."""
+        return ["--store", str(self.root)]
+
+    def command_env(self) -> dict[str, str]:
+        """What a child's environment (readable by its own user only) adds to command_args: this store's database,
+        always, whatever the parent's environment says."""
+        return {DATABASE_URL_ENV: self.url}
 
     def optuna_storage(self):
         """The sweeps' Optuna studies, in this store's database (Optuna's RDB storage)."""

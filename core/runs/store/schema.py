@@ -9,7 +9,8 @@ from sqlalchemy import (Column, Float, Index, Integer, LargeBinary, MetaData, Ta
                         PrimaryKeyConstraint)
 
 __all__ = ["metadata", "runs", "steps", "epochs", "logs", "workers", "validations", "lr_changes", "history",
-           "people", "sweeps", "drawings", "dispatcher", "layer_stats", "artifacts", "RUN_TABLES", "ALL_TABLES"]
+           "people", "sweeps", "drawings", "dispatcher", "layer_stats", "artifacts", "settings", "RUN_TABLES",
+           "ALL_TABLES"]
 
 metadata = MetaData()
 
@@ -164,6 +165,12 @@ artifacts = Table(  # a run's checkpoint files, where the database is a server (
     Column("content", LargeBinary, nullable=False), Column("size", Integer, nullable=False),
     Column("sha256", Text, nullable=False), Column("updated", Float, nullable=False),
     PrimaryKeyConstraint("run_id", "name"),
+)
+
+settings = Table(  # the server's own settings by name: its secret where the database is a server
+    "settings", metadata,
+    Column("name", Text, primary_key=True), Column("value", Text, nullable=False),
+    Column("updated", Float, nullable=False),
 )
 
 RUN_TABLES = (steps, epochs, logs, layer_stats, workers, validations, lr_changes, artifacts)  # a run's records
