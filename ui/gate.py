@@ -20,8 +20,7 @@ import streamlit as st
 from core.app.access import PASSWORD_ENV
 from core.app.passes import (ADMIN, CLASS_PARAM, MEMBER, PASS_COOKIE, VIEWER, password_matches, read_pass,
                              signing_key, ticket)
-from core.app.server_token import (OPEN_ENV, TOKEN_PARAM, access_link, open_without_token, server_token,
-                                   token_matches)
+from core.app.server_token import OPEN_ENV, TOKEN_PARAM, open_without_token, server_token, token_matches
 from ui.admit_route import ADMIT_PATH, admit_available, safe_next
 from core.app.throttle import THROTTLE
 from ui.language import t
@@ -131,7 +130,8 @@ def _open_server() -> None:
 
 @st.cache_resource(show_spinner=False)
 def _say_once_where_the_link_is() -> None:
-    """The server's console gets the access link once (a plain `streamlit run app.py` printed none at start)."""
-    base = f"http://127.0.0.1:{st.get_option('server.port')}"
-    link = access_link(base, ADMIT_PATH) if admit_available() else f"{base}/?{urlencode({TOKEN_PARAM: server_token()})}"
+    """A plain `streamlit run app.py` (no ui/serve.py, which prints the link at start) prints it once here."""
+    if admit_available():
+        return
+    link = f"http://127.0.0.1:{st.get_option('server.port')}/?{urlencode({TOKEN_PARAM: server_token()})}"
     print(f"MindSpore Training Studio opens with its access link: {link}", flush=True)
