@@ -5,6 +5,7 @@ import plotly.express as px
 import streamlit as st
 
 from core.app.comparison import AXES, config_differences, curves, summary
+from core.app.table_files import formula_safe
 from core.config import MODES, NETWORKS, OPTIMIZERS, STYLES, TrainConfig
 from core.runs.store import RunGone
 from ui.compare_chart import comparison_figure
@@ -45,8 +46,9 @@ else:
                            right.toggle(t("train.log_scale"), key="compare_log_y"), presenting())
     st.plotly_chart(for_room(comparison_figure(data, names, axis, options)), width="stretch", key="compare_curves")
     st.caption(t("compare.line_styles"))
-    st.download_button("⬇️ " + t("compare.curves_csv"), data.assign(run=data.run.map(names)).to_csv(index=False),
-                       file_name="compared-curves.csv", mime="text/csv", key="compare_csv")
+    curves_csv = formula_safe(data.assign(run=data.run.map(names))).to_csv(index=False)
+    st.download_button("⬇️ " + t("compare.curves_csv"), curves_csv, file_name="compared-curves.csv",
+                       mime="text/csv", key="compare_csv")
 
 # --- settings and results ------------------------------------------------------------------------------------
 differ = config_differences([r.config for r in selected])

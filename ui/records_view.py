@@ -14,6 +14,7 @@ from core.data.idx import DataError
 from core.messages import Explained
 from core.runs.rows import Run
 from core.runs.store import RunStore
+from ui.identity import actions, attempt
 from ui.language import say, t
 
 __all__ = ["RECORD_FORMATS", "records_download"]
@@ -27,7 +28,7 @@ def records_download(store: RunStore, runs: list[Run], key: str) -> None:
                    format_func=lambda f: t(f"records.format_{f}"))
     st.caption(t(f"records.holds_{fmt}"))
     wanted = (tuple(r.id for r in runs), fmt, tuple(r.step for r in runs), tuple(str(r.status) for r in runs))
-    if st.button("📤 " + t("records.prepare"), key=f"{key}_prepare"):
+    if st.button("📤 " + t("records.prepare"), key=f"{key}_prepare") and attempt(actions().export_records, runs, fmt):
         try:
             with st.spinner(t("records.preparing")):
                 st.session_state[key] = (wanted, _prepare(store, runs, fmt))

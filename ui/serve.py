@@ -23,6 +23,7 @@ from streamlit.web import cli
 from core.app.server_token import OPEN_ENV, access_link, open_without_token
 
 from core.runs import launcher
+from core.runs.people import keep_admins
 from core.runs.store import DATA_DIR_ENV, DATABASE_URL_ENV, RunStore
 from core.runs.store.arguments import add_store_arguments
 from ui.admit_route import ADMIT_PATH
@@ -38,7 +39,9 @@ def main(argv: list[str]) -> None:
         os.environ[DATA_DIR_ENV] = os.path.abspath(args.store)
     if args.database_url:
         os.environ[DATABASE_URL_ENV] = args.database_url
-    launcher.serve(RunStore())  # the store the app's pages open
+    store = RunStore()  # the store the app's pages open
+    keep_admins(store)  # this server's STUDIO_ADMINS, for the command lines of every host
+    launcher.serve(store)
     _announce(rest)
     cli.main(["run", "studio_server.py", *rest], prog_name="streamlit")  # app.py and the access route
 

@@ -7,12 +7,11 @@ OS user name; only a run's owner or an admin (STUDIO_ADMINS) may act on it, and 
 from __future__ import annotations
 
 import argparse
-import getpass
 import sys
 
 from core.messages import Explained
 from core.runs.actions import Actions
-from core.runs.people import NotAllowed, person
+from core.runs.people import NotAllowed, command_line_person
 from core.runs.store.arguments import add_store_arguments, open_store
 
 __all__ = ["main"]
@@ -35,7 +34,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.action == "rename" and not args.name:
         print("rename needs --name", file=sys.stderr)
         return 2
-    act = Actions(store, person(getpass.getuser()))
+    act = Actions(store, command_line_person(store))
     try:
         done = {"pause": lambda: act.pause(run), "resume": lambda: act.resume(run), "stop": lambda: act.stop(run),
                 "rename": lambda: act.rename(run, args.name), "delete": lambda: act.delete(run)}[args.action]()

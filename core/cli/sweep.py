@@ -10,7 +10,6 @@ queued (an app server, or the same command with --resume SWEEP, carries it on)."
 from __future__ import annotations
 
 import argparse
-import getpass
 import json
 import sys
 import time
@@ -20,7 +19,7 @@ from core.messages import Explained
 from core.runs import launcher
 from core.runs import optuna_sweep as sweeps
 from core.runs.actions import Actions
-from core.runs.people import NotAllowed, person
+from core.runs.people import NotAllowed, command_line_person, os_user
 from core.runs.dispatcher import TICK_S
 from core.runs.store import RunStore
 from core.runs.store.arguments import add_store_arguments, open_store
@@ -83,7 +82,7 @@ def _cancel(store: RunStore, sweep_id: str) -> int:
         print(f"error: no sweep {sweep_id} in {store.where}", file=sys.stderr)
         return 2
     try:
-        ended = Actions(store, person(getpass.getuser())).cancel_sweep(info)
+        ended = Actions(store, command_line_person(store)).cancel_sweep(info)
     except NotAllowed as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
@@ -97,7 +96,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.cancel:
         return _cancel(store, args.cancel)
     try:
-        sweep_id = args.resume or sweeps.create(store, spec_from_args(args), submitter=getpass.getuser())
+        sweep_id = args.resume or sweeps.create(store, spec_from_args(args), submitter=os_user())
     except (ConfigError, Explained) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

@@ -6,7 +6,6 @@ Every run is recorded in the run store (so it shows live in the dashboard) and c
 from __future__ import annotations
 
 import argparse
-import getpass
 import os
 import shutil
 import sys
@@ -20,6 +19,7 @@ from core.presets import PRESETS
 from core.data.folders import validate_mnist_dir
 from core.data.idx import DataError
 from core.messages import ExplainedValueError
+from core.runs.people import os_user
 from core.runs.cluster import ClusterSpec
 from core.runs import launcher
 from core.runs.dispatcher import TICK_S
@@ -170,7 +170,7 @@ def _submit(store: RunStore, config: TrainConfig, args: argparse.Namespace, clus
     if args.node_rank > 0 or args.master_port is not None:
         return store.create_run(config, name=name, source="cli")
     queue = RunQueue(store)
-    return queue.submit(config, name, "cli", submitter=getpass.getuser(),
+    return queue.submit(config, name, "cli", submitter=os_user(),
                         waiter_pid=None if args.no_wait else os.getpid())
 
 

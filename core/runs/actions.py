@@ -108,6 +108,13 @@ class Actions:
         self._allow("export", run, detail=fmt)
         return True
 
+    def export_records(self, runs: list[Run], fmt: str) -> bool:
+        """May this person take these runs' records out (tables, event files, a report)? Each run's owner or an
+        admin, as for a model; recorded either way, one line a run."""
+        for run in runs:
+            self._allow("export", run, detail=f"records as {fmt}")
+        return True
+
     def cancel_sweep(self, sweep: SweepInfo) -> int:
         """Close the sweep: its queued runs cancelled, its training ones stopped; how many."""
         self._allow("cancel_sweep", sweep)

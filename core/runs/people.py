@@ -2,14 +2,17 @@
 or an admin may pause, resume, stop, step, pace, rename, delete or export it.
 
 A run's owner is its `submitter` (who queued it): a signed-in user's e-mail (OpenID Connect) or name, a display
-name given on a shared-password server, the OS user of a command line. Admins: STUDIO_ADMINS, names or e-mail
-addresses separated by commas. A local single-user server (loopback, no password, no sign-in) has one person,
+name given on a shared-password server, the OS user of a command line (from the OS, os.getuid(): not $LOGNAME or
+$USER, which the caller sets). Admins: the app server's STUDIO_ADMINS, names or e-mail addresses separated by
+commas; the server keeps its list in the store, and a command line reads it there, not from its caller's
+environment. A local single-user server (loopback, no password, no sign-in) has one person,
 who may do everything. No Streamlit here: pages, the command line and tests all ask these.
 """
 from __future__ import annotations
 
 import hashlib
 import os
+import pwd
 import unicodedata
 from dataclasses import dataclass
 from typing import Protocol
@@ -19,10 +22,11 @@ from core.runs.store import RunStore
 from core.runs.store.team_records import fold_name
 
 __all__ = ["ADMINS_ENV", "Person", "NotAllowed", "admins", "person", "LOCAL", "CONTROLS", "MEMBERS_ONLY",
-           "claim_name", "MAX_NAME"]
+           "claim_name", "MAX_NAME", "os_user", "command_line_person", "keep_admins"]
 MAX_NAME = 40
 
 ADMINS_ENV = "STUDIO_ADMINS"
+ADMINS_SETTING = "admins"  # the app server's list, kept in the store for the command lines
 # What only a run's owner or an admin may do (everyone may view, start, copy settings and re-run).
 CONTROLS = ("pause", "resume", "stop", "step", "learning_rate", "delay", "rename", "delete", "cancel",
             "move_to_front", "resume_run", "cancel_sweep", "export", "annotate")
@@ -44,9 +48,30 @@ class NotAllowed(Explained, PermissionError):
     """Refused: the message says who may do it."""
 
 
-def admins() -> frozenset[str]:
-    raw = os.environ.get(ADMINS_ENV, "")
+def admins(raw: str | None = None) -> frozenset[str]:
+    """The admins this app server was started with (or those in `raw`), folded."""
+    raw = os.environ.get(ADMINS_ENV, "") if raw is None else raw
     return frozenset(fold_name(a) for a in raw.split(",") if a.strip())
+
+
+def keep_admins(store: RunStore) -> None:
+    """The app server's admins, kept in its store: what a command line on any host then honours."""
+    store.keep_setting(ADMINS_SETTING, os.environ.get(ADMINS_ENV, ""))
+
+
+def os_user() -> str:
+    """Who runs this process, as the OS says (its real user id), whatever $LOGNAME or $USER say."""
+    try:
+        return pwd.getpwuid(os.getuid()).pw_name
+    except KeyError:  # a user id with no name (a container's): the number is who it is
+        return f"uid {os.getuid()}"
+
+
+def command_line_person(store: RunStore) -> Person:
+    """The person a command line acts as: its OS user, an admin only when the app server's list (kept in the
+    store) names them. Write access to the store itself is the real boundary (docs/deploy.md)."""
+    name = os_user()
+    return Person(name, admin=fold_name(name) in admins(store.setting(ADMINS_SETTING)))
 
 
 @dataclass(frozen=True)

@@ -46,6 +46,16 @@ class ServerSettings:
         self._secret_read = (time.monotonic(), secret)
         return secret
 
+    def setting(self, name: str, default: str = "") -> str:
+        """A setting the app server keeps in the store for the command lines (e.g. its admins)."""
+        with self.db.read() as conn:
+            value = conn.execute(select(settings.c.value).where(settings.c.name == name)).scalar()
+        return default if value is None else str(value)
+
+    def keep_setting(self, name: str, value: str) -> None:
+        with self.db.write(lock="settings") as conn:
+            conn.execute(self.db.upsert(settings, ("name",)), [{"name": name, "value": value, "updated": time.time()}])
+
     def rotate_secret(self) -> None:
         """A new secret: every link, ticket and cookie signed with the old one stops working."""
         if os.environ.get(SECRET_ENV):
