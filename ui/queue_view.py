@@ -11,7 +11,7 @@ from ui.identity import actions, attempt
 from ui.language import t
 from ui.text import literal
 
-__all__ = ["queue_panel", "queue_line", "my_waiting_run", "to_front_button"]
+__all__ = ["queue_panel", "queue_line", "my_waiting_run", "to_front_button", "clean_up_panel"]
 
 # rows drawn with their buttons; the rest are counted (200 queued runs of one person: a page, not 400 buttons)
 SHOWN = 12
@@ -60,6 +60,23 @@ def queue_panel(store: RunStore, key: str) -> None:
     if len(shown) < len(single):
         st.caption(t("queue.more", n=len(single) - len(shown)))
     st.caption(t("queue.policy"))
+    if act.person.admin:
+        clean_up_panel(store, waiting, key)
+
+
+def clean_up_panel(store: RunStore, waiting: list[QueuedRun], key: str) -> None:
+    """An admin cancels everything one person has queued (their runs and open sweeps), recorded run by run."""
+    people = sorted({w.run.submitter for w in waiting if w.run.submitter})
+    if not people:
+        return
+    with st.expander("🧹 " + t("queue.clean_up")):
+        who = st.selectbox(t("queue.clean_up_who"), people, key=f"{key}_clean_who")
+        n = sum(w.run.submitter == who for w in waiting)
+        if st.button(t("queue.clean_up_button", who=literal(who), n=n), key=f"{key}_clean_up"):
+            done = attempt(actions().clean_up, who)
+            if done is not None:
+                st.toast(t("queue.cleaned_up", who=who, runs=done[0], sweeps=done[1]))
+                st.rerun()
 
 
 def my_waiting_run(store: RunStore, run_id: str | None) -> QueuedRun | None:

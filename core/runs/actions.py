@@ -9,6 +9,7 @@ from __future__ import annotations
 import time
 
 from core.config import TrainConfig
+from core.messages import Message
 from core.runs import launcher
 from core.runs.annotations import checked_notes, parse_tags
 from core.runs.people import NotAllowed, Owned, Person
@@ -119,6 +120,25 @@ class Actions:
         """Close the sweep: its queued runs cancelled, its training ones stopped; how many."""
         self._allow("cancel_sweep", sweep)
         return sweeps.cancel(self.store, sweep.id)
+
+    def clean_up(self, submitter: str) -> tuple[int, int]:
+        """An admin cancels every queued run and open sweep of `submitter` (a classroom server's way out of one
+        person's flood); each cancel is a line of the history. (runs cancelled, sweeps cancelled)."""
+        if not self.person.admin:
+            self._did("clean_up", None, target=submitter, allowed=False)
+            raise NotAllowed("admin_only", what=Message("action_clean_up"))
+        swept = 0
+        for row in self.store.sweeps(status="open"):
+            if row.submitter == submitter:
+                sweeps.cancel(self.store, row.id)
+                self._did("cancel_sweep", row, detail=f"clean-up of {submitter}")
+                swept += 1
+        queue, cancelled = RunQueue(self.store), 0
+        for waiting in queue.waiting():
+            if waiting.run.submitter == submitter and queue.cancel(waiting.run.id):
+                self._did("cancel", waiting.run, detail=f"clean-up of {submitter}")
+                cancelled += 1
+        return cancelled, swept
 
     def move_to_front(self, run: Run) -> bool:
         """An admin moves a run to the front of the whole queue; its owner, to the front of their own runs (their

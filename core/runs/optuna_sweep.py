@@ -17,7 +17,7 @@ from typing import Any
 
 from core.config import ConfigError, TrainConfig, parse_field
 from core.messages import ExplainedValueError, Message
-from core.runs.run_queue import RunQueue
+from core.runs.run_queue import MAX_SWEEPS_ENV, RunQueue, max_queued_setting, max_sweeps_setting
 from core.runs.rows import ACTIVE, FINISHED, QUEUED, Run, SweepRow
 from core.runs.store import DatabaseError, RunStore, shown_url
 from core.training.events import Callback, EpochMetrics
@@ -210,8 +210,10 @@ def _study(store: RunStore, sweep_id: str, spec: SweepSpec):
 
 # --- the sweep's life ------------------------------------------------------------------------------------------
 def create(store: RunStore, spec: SweepSpec, submitter: str) -> str:
-    """Record the sweep and its Optuna study; its first settings are queued by advance()."""
+    """Record the sweep and its Optuna study; its first settings are queued by advance(). Refused while its
+    submitter has STUDIO_MAX_OPEN_SWEEPS_PER_PERSON sweeps open."""
     import optuna  # deferred: as in _storage
+    _check_room_for_a_sweep(store, submitter)
     errors = spec.errors()
     if errors:
         raise ExplainedValueError("sweep_invalid", why=" ".join(m.say() for m in errors))
@@ -232,6 +234,13 @@ def create(store: RunStore, spec: SweepSpec, submitter: str) -> str:
     store.add_sweep(SweepRow(sweep_id, spec.name or sweep_id, spec.to_json(), submitter, time.time(), "open"))
     advance(store, sweep_id)
     return sweep_id
+
+
+def _check_room_for_a_sweep(store: RunStore, submitter: str) -> None:
+    most = max_sweeps_setting()
+    mine = [r for r in store.sweeps(status="open") if r.submitter == submitter]
+    if len(mine) >= most:
+        raise ExplainedValueError("sweeps_full_for_person", n=len(mine), env=MAX_SWEEPS_ENV)
 
 
 def open_sweeps(store: RunStore) -> list[tuple[str, SweepSpec, str]]:
@@ -282,13 +291,16 @@ def _advance(store: RunStore, sweep_id: str, spec: SweepSpec | None, submitter: 
     # settings open (queued or training) at once: a few ahead of what can run, so that a sweep of any allowed
     # size never floods the queue (TPE: as many as there are slots, each new one learning from the finished)
     limit = min(spec.planned_trials, ASK_AT_ONCE) if spec.sampler != "tpe" else max(RunQueue(store).slots, 1)
-    while asked < spec.planned_trials and open_trials < limit and new < ASK_AT_ONCE:
+    # the submitter's queued runs, every sweep's included, stay within their cap: the sweep waits, not the queue
+    room = max_queued_setting() - store.queued_count(submitter or "")
+    while asked < spec.planned_trials and open_trials < limit and new < ASK_AT_ONCE and \
+            room >= min(spec.seeds, max_queued_setting()):
         trial = study.ask(_distributions(spec))
         settings = _settings(spec, trial.params)
         for name, value in settings.items():  # the values themselves, for Optuna's own dashboard and API: a list's
             trial.set_user_attr(name, list(value) if isinstance(value, tuple) else value)  # param is its index
         _queue_group(store, sweep_id, spec, trial.number, settings, submitter or "")
-        asked, open_trials, new = asked + 1, open_trials + 1, new + 1
+        asked, open_trials, new, room = asked + 1, open_trials + 1, new + 1, room - spec.seeds
     if asked >= spec.planned_trials and open_trials == 0:
         store.set_sweep_status(sweep_id, "done")
 

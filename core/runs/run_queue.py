@@ -30,6 +30,8 @@ __all__ = ["RunQueue", "QueuedRun", "SLOTS_ENV", "slots_setting", "dispatch_orde
 SLOTS_ENV = "STUDIO_SLOTS"
 MAX_QUEUED_ENV = "STUDIO_MAX_QUEUED_PER_PERSON"
 DEFAULT_MAX_QUEUED = 100
+MAX_SWEEPS_ENV = "STUDIO_MAX_OPEN_SWEEPS_PER_PERSON"
+DEFAULT_MAX_SWEEPS = 3
 DEFAULT_SLOTS = 1
 MAX_SLOTS = 64
 FALLBACK_SAMPLES_PER_S = {"lenet5": 5_000.0, "mlp": 10_000.0}  # before any run of the network has finished
@@ -49,12 +51,22 @@ def slots_setting() -> int:
 
 
 def max_queued_setting() -> int:
-    """STUDIO_MAX_QUEUED_PER_PERSON: how many runs one person may have waiting (admins and sweeps aside)."""
-    raw = os.environ.get(MAX_QUEUED_ENV, "").strip()
+    """STUDIO_MAX_QUEUED_PER_PERSON: how many runs one person may have waiting, their sweeps' included (an
+    admin's Start aside)."""
+    return _count_setting(MAX_QUEUED_ENV, DEFAULT_MAX_QUEUED, "queued runs")
+
+
+def max_sweeps_setting() -> int:
+    """STUDIO_MAX_OPEN_SWEEPS_PER_PERSON: how many sweeps one person may have open at once."""
+    return _count_setting(MAX_SWEEPS_ENV, DEFAULT_MAX_SWEEPS, "open sweeps")
+
+
+def _count_setting(env: str, default: int, what: str) -> int:
+    raw = os.environ.get(env, "").strip()
     if not raw:
-        return DEFAULT_MAX_QUEUED
+        return default
     if not raw.isdigit() or int(raw) < 1:
-        raise ValueError(f"{MAX_QUEUED_ENV}={raw!r}: set it to a whole number of queued runs per person, 1 or more")
+        raise ValueError(f"{env}={raw!r}: set it to a whole number of {what} per person, 1 or more")
     return int(raw)
 
 
@@ -94,7 +106,8 @@ class RunQueue:
         """Queue a run (never refused for being busy); returns its id. waiter_pid: a process that will train
         it itself when it may start (the command line); otherwise a dispatcher starts a worker for it.
         capped: refused (ExplainedValueError) when its submitter already has STUDIO_MAX_QUEUED_PER_PERSON runs
-        waiting — False for an admin, and for a sweep's runs (a sweep queues a bounded few at a time).
+        waiting — False for an admin's Start, and for a sweep's runs (the sweep asks for settings only while
+        its submitter is under the cap: core/runs/optuna_sweep.py).
         pace: paused before its first step, or in slow motion from it."""
         needed = min(max(config.workers, 1), self.slots)  # more workers than slots: it takes the whole host
         run_id = self.store.create_run(config, name=name, source=source, status=QUEUED, exclusive=False,

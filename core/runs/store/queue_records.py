@@ -44,6 +44,12 @@ class QueueRecords:
                 executor=executor)).rowcount
         return run_id if done else None
 
+    def queued_count(self, submitter: str) -> int:
+        """How many runs `submitter` has waiting in the queue (their sweeps' included)."""
+        with self.db.read() as conn:
+            return int(conn.execute(select(func.count()).select_from(runs).where(
+                runs.c.status == QUEUED, runs.c.submitter == submitter)).scalar_one())
+
     def cancel_queued(self, run_id: str) -> bool:
         """Cancel a queued run (False: it is not queued any more)."""
         with self.db.write(lock="queue") as conn:
