@@ -5,6 +5,7 @@ recorded bins) and norms, and the settings as text and as TensorBoard's HParams.
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 from pathlib import Path
@@ -39,20 +40,25 @@ def _write_run(t: RunTables, folder: Path) -> None:
     run = t.runs.iloc[0]
     with SummaryWriter(logdir=str(folder)) as w:
         for s in t.steps.itertuples():
-            if s.loss is not None:
-                w.add_scalar("loss/step", s.loss, s.step, walltime=None)
+            _scalar(w, "loss/step", s.loss, s.step)
         for e in t.epochs.itertuples():
             for tag in ("train_loss", "train_acc", "val_loss", "val_acc", "epoch_seconds", "samples_per_s"):
-                value = getattr(e, tag)
-                if value is not None and value == value:  # NaN: not recorded
-                    w.add_scalar(f"epoch/{tag}", value, e.epoch)
+                _scalar(w, f"epoch/{tag}", getattr(e, tag), e.epoch)
         for v in t.validations.itertuples():
-            w.add_scalar("validation/val_loss", v.val_loss, v.step)
-            w.add_scalar("validation/val_acc", v.val_acc, v.step)
+            _scalar(w, "validation/val_loss", v.val_loss, v.step)
+            _scalar(w, "validation/val_acc", v.val_acc, v.step)
         for c in t.lr_changes.itertuples():
-            w.add_scalar("learning_rate", c.learning_rate, c.step)
+            _scalar(w, "learning_rate", c.learning_rate, c.step)
         _layers(w, t)
         _settings(w, run)
+
+
+def _scalar(w, tag: str, value, step) -> None:
+    """A scalar as recorded: ±inf and NaN written as such (TensorBoard draws them); a missing value (None: not
+    recorded, or a NaN that SQLite keeps as NULL) left out."""
+    if value is None:
+        return
+    w.add_scalar(tag, float(value), int(step))
 
 
 def _layers(w, t: RunTables) -> None:
@@ -63,7 +69,7 @@ def _layers(w, t: RunTables) -> None:
             w.add_histogram_raw(f"{s.kind}/{s.param}", min=s.min, max=s.max, num=num, sum=s.mean * num,
                                 sum_squares=(s.std ** 2 + s.mean ** 2) * num, bucket_limits=edges[1:],
                                 bucket_counts=counts, global_step=s.epoch)
-        w.add_scalar(f"{s.kind}_norm/{s.param}", s.norm, s.epoch)
+        _scalar(w, f"{s.kind}_norm/{s.param}", s.norm, s.epoch)
 
 
 def _settings(w, run) -> None:
@@ -74,7 +80,7 @@ def _settings(w, run) -> None:
     hparams = {k: v if isinstance(v, (int, float, str, bool)) else json.dumps(v) for k, v in settings.items()}
     metrics = {name: float(run[key]) for name, key in (("hparam/best_val_acc", "best_val_acc"),
                                                        ("hparam/best_val_loss", "best_val_loss"))
-               if run[key] is not None and run[key] == run[key]}
+               if run[key] is not None and math.isfinite(run[key])}
     metrics = metrics or {"hparam/steps_done": float(run["steps_done"])}
     # in this run's own event file (add_hparams would open a second writer in a folder of its own)
     for summary in hparams_summaries(hparams, metrics):

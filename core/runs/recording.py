@@ -62,12 +62,15 @@ class StoreRecorder(Callback):
         self.store.log(self.run_id, epoch_line(e))
 
     def _best_so_far(self, val_loss: float, val_acc: float) -> None:
-        """The best validation accuracy and loss of every validation so far, between epochs included."""
+        """The best validation accuracy and loss of every validation so far, between epochs included. Only finite
+        values count: a script's NaN or ±inf is kept in its epoch's row, never as its run's best."""
         better = {}
-        if self.best_acc is None or val_acc > self.best_acc:
+        if math.isfinite(val_acc) and (self.best_acc is None or val_acc > self.best_acc):
             better["best_val_acc"] = self.best_acc = val_acc
-        if self.best_loss is None or val_loss < self.best_loss:
+        if math.isfinite(val_loss) and (self.best_loss is None or val_loss < self.best_loss):
             better["best_val_loss"] = self.best_loss = val_loss
+        if not better:
+            return
         self.store.update(self.run_id, **better)
 
     def on_phase(self, e: PhaseEvent) -> None:
