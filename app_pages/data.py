@@ -8,7 +8,7 @@ from core.data.folders import validate_mnist_dir
 from core.data.download_job import DownloadJob
 from core.data.idx import DataError
 from ui.charts import DIGITS, digit_axis
-from ui.identity import actions, refused_here
+from ui.identity import actions, current_person, refused_here
 from ui.language import say, t
 from ui.pipeline_view import on_common_scale
 from ui.session import (check_download_target, check_user_path, default_download_dir, get_config, set_config,
@@ -82,7 +82,8 @@ try:
 except DataError as e:
     st.error(t("data.unusable", error=say(e)))
     st.stop()
-st.caption(t("data.in_use", root=code(folder.root), n_train=folder.train_count)
+shown_root = folder.root.name if current_person().viewer else folder.root  # a viewer sees no server path
+st.caption(t("data.in_use", root=code(shown_root), n_train=folder.train_count)
            + (t("data.n_test", n=folder.test_count) if folder.has_test else t("data.no_test")))
 
 # --- explore -----------------------------------------------------------------------------------------------

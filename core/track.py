@@ -40,7 +40,7 @@ import mindspore as ms
 from mindspore.train import Callback as MindSporeCallback
 
 from core.config import TrainConfig
-from core.messages import Explained, Message
+from core.messages import Explained, ExplainedValueError, Message
 from core.model.checkpoint import CheckpointError, infer_network
 from core.runs.checkpoints import CheckpointWriter
 from core.runs.heartbeat import Heartbeat
@@ -55,6 +55,8 @@ from core.training.run_control import wait_while_paused
 
 __all__ = ["TrackedRun", "track_run", "StudioCallback", "open_store"]
 
+MAX_SETTINGS_KEYS = 500         # a script's settings: at most this many keys
+MAX_SETTINGS_BYTES = 64 * 1024  # and this many bytes of JSON
 ALIASES = {"lr": "learning_rate", "batch": "batch_size", "epoch": "epochs", "num_epochs": "epochs",
            "net": "network", "model": "network"}
 
@@ -82,8 +84,16 @@ def studio_config(config: Mapping[str, Any]) -> TrainConfig:
     return chosen
 
 
-def _jsonable(config: Mapping[str, Any]) -> dict[str, Any]:
-    return json.loads(json.dumps(dict(config), default=str))
+def _jsonable(config: Mapping[str, Any]) -> str:
+    """The script's settings as the store keeps them (JSON; what JSON cannot say, as text). Bounded: every page
+    that lists runs reads them, so a script's 20 MB would slow everyone's."""
+    if len(config) > MAX_SETTINGS_KEYS:
+        raise ExplainedValueError("script_settings_too_many", n=len(config), most=MAX_SETTINGS_KEYS)
+    text = json.dumps(dict(config), default=str)
+    if len(text.encode("utf-8")) > MAX_SETTINGS_BYTES:
+        raise ExplainedValueError("script_settings_too_big", kb=len(text.encode("utf-8")) // 1024,
+                                  most=MAX_SETTINGS_BYTES // 1024)
+    return text
 
 
 class TrackedRun:
@@ -205,7 +215,7 @@ def start_run(name: str | None, config: Mapping[str, Any] | None, store: RunStor
     settings = dict(config or {})
     now = time.time()
     run_id = opened.create_run(studio_config(settings), name=name, source=EXTERNAL, status="running",
-                               exclusive=False, submitter=_who(), params=json.dumps(_jsonable(settings)),
+                               exclusive=False, submitter=_who(), params=_jsonable(settings),
                                started=now, heartbeat=now, pid=os.getpid(), host=HOST,
                                total_steps=total_steps or 0)
     opened.log(run_id, f"tracking a script of its own (pid {os.getpid()}): Pause and Stop reach it where it asks "

@@ -80,9 +80,10 @@ def test_a_phone_watches_through_the_class_link_draws_and_cannot_start(classroom
     phone_ctx = browser.new_context(**PHONE)
     phone = phone_ctx.new_page()
     phone.goto(link)
-    enter(phone, "Your name", "Student")
     expect(phone.get_by_role("heading", name=re.compile("— running$"))).to_be_visible(timeout=60_000)
     assert phone.get_by_label("Password", exact=True).count() == 0
+    assert phone.get_by_label("Your name", exact=True).count() == 0, "a viewer gives no name (nor reserves one)"
+    assert str(store.root) not in phone.content(), "a viewer sees no server path"
     expect(phone.get_by_text("The class link lets you watch and draw, not start a run.")).to_be_visible()
     # (retried: a page run's elements drawn before the session knew its viewer could linger a moment)
     expect(phone.get_by_role("button", name=re.compile("Pause|Stop|Start training"))).to_have_count(0)

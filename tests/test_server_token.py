@@ -85,3 +85,17 @@ def test_token_comparison_refuses_what_is_not_the_token():
     for junk in (None, "", "é", server_token() + "x", " " + server_token()):
         assert not token_matches(junk)
     assert token_matches(server_token())
+
+
+def test_a_class_link_viewer_gives_no_name_and_sees_no_server_path(store, monkeypatch):
+    from core.app.passes import class_token
+    monkeypatch.setenv("STUDIO_PASSWORD", "class pw")
+    link = class_token(signing_key(store.server_secret(), "class pw"))
+    at = page("data", {"class": link})
+    assert not at.exception, [e.value for e in at.exception]
+    assert not any(i.label == "Your name" for i in at.text_input), "no name asked"
+    who = at.session_state["_person"]
+    assert who.viewer and who.name.startswith("student-") and not who.admin
+    shown = " ".join(c.value for c in at.caption) + " ".join(c.value for c in at.sidebar.caption)
+    assert str(store.root) not in shown and "data/mnist" not in shown
+    assert store.claim_name(who.name, "another browser's token"), "the viewer's name is reserved for nobody"

@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import json
 import secrets
 from dataclasses import replace
@@ -25,7 +26,7 @@ from core.runs.actions import Actions, history
 from core.runs.people import LOCAL, MAX_NAME, NotAllowed, Person, claim_name, person
 from core.runs.rows import Run
 from ui.language import say, t
-from core.app.passes import ADMIN, VIEWER
+from core.app.passes import ADMIN, PASS_COOKIE, VIEWER
 from ui.deployment import configured_password, oidc_configured
 from ui.gate import session_role
 from ui.session import get_store
@@ -40,7 +41,9 @@ _KEY = "_person"
 
 def identify() -> None:
     """Stop the script until this session's person is known (signing in or giving a name as needed)."""
-    if _KEY in st.session_state and not oidc_configured():
+    if session_role() == VIEWER:  # in by the class link: no name to give (nor one to reserve), no sign-in
+        st.session_state[_KEY] = _viewer()
+    elif _KEY in st.session_state and not oidc_configured():
         _write_cookie()
     elif oidc_configured():
         st.session_state[_KEY] = _signed_in()
@@ -103,6 +106,17 @@ def history_panel(store) -> None:
             t("runs.history_who"): h.who, t("runs.history_what"): h.action, t("runs.history_run"): h.target,
             t("runs.history_detail"): h.detail, t("runs.history_allowed"): h.allowed} for h in lines]),
             hide_index=True, width="stretch")
+
+
+def _viewer() -> Person:
+    """A student in by the class link: a name of its own per browser ("student-…", from its access cookie, so a
+    reload keeps it and their drawings), never one from the people table."""
+    held = st.session_state.get(_KEY)
+    if isinstance(held, Person) and held.viewer:
+        return held
+    cookie = st.context.cookies.get(PASS_COOKIE)
+    seed = cookie if isinstance(cookie, str) and cookie else secrets.token_hex(16)
+    return Person("student-" + hashlib.sha256(seed.encode()).hexdigest()[:6], viewer=True)
 
 
 def _signed_in() -> Person:

@@ -8,6 +8,7 @@ import streamlit as st
 from core.runs.rows import ACTIVE, Run
 from core.runs.store import RunStore
 from ui.format import STATUS_ICONS, fmt_eta, run_label
+from ui.identity import current_person
 from ui.language import status_word, t
 from ui.live import IDLE_POLL_S, SIDEBAR_POLL_S, active_snapshot, run_snapshot
 from ui.queue_view import queue_line
@@ -83,10 +84,11 @@ def draw_status(run: Run | None) -> None:
 
 
 def sidebar_footer() -> None:
-    """Under the status: the queue's line and where the run store is."""
+    """Under the status: the queue's line and, for members, where the run store is (a viewer sees no server path)."""
     store = get_store()
     queue_line(store)
-    st.caption(t("common.run_store", path=code(store.root)))
+    if not current_person().viewer:
+        st.caption(t("common.run_store", path=code(store.root)))
 
 
 def reserve_status_slot() -> None:

@@ -1,4 +1,4 @@
-"""A script's NaN and ±inf (core.track): kept where the run's epochs are, never its best, and every export of
+"""What a script (core.track) hands the studio: its NaN and ±inf kept in its epochs, never its best, and every export of
 the run writes them (TensorBoard used to crash on a NaN validation loss, and inf was stored as the best)."""
 from __future__ import annotations
 
@@ -31,3 +31,18 @@ def test_every_export_of_a_run_that_logged_nan_and_inf_is_written(store, tmp_pat
     events = EventAccumulator(str(next((tmp_path / "tensorboard").iterdir()))).Reload()
     assert math.isinf(events.Scalars("epoch/val_acc")[0].value)
     assert abs(events.Scalars("epoch/val_acc")[1].value - 0.7) < 1e-6
+
+
+def test_a_scripts_settings_are_bounded(store):
+    import pytest
+    from core.messages import ExplainedValueError
+    with pytest.raises(ExplainedValueError, match="at most 64 KB"), \
+            track_run("huge", {"blob": "x" * (20 * 1024 * 1024)}, store=store):
+        pass
+    with pytest.raises(ExplainedValueError, match="at most 500"), \
+            track_run("many", {f"k{i}": i for i in range(501)}, store=store):
+        pass
+    assert store.list_runs() == [], "nothing was recorded"
+    with track_run("fine", {f"k{i}": i for i in range(500)}, store=store):
+        pass
+    assert len(store.list_runs()) == 1
