@@ -10,6 +10,7 @@ import logging
 import os
 import threading
 import time
+import unicodedata
 import uuid
 from collections import OrderedDict
 from pathlib import Path
@@ -172,6 +173,13 @@ def export(path: str | os.PathLike, fmt: str, out_dir: str | os.PathLike) -> Pat
         return _export(path, fmt, out_dir)
 
 
+def _upload_name(filename: str) -> str:
+    """An upload's run name from the browser's file name: its stem without control characters (a name is a
+    person's text: any file name must still give one)."""
+    stem = "".join(c for c in Path(filename.replace("\\", "/")).stem if not unicodedata.category(c).startswith("C"))
+    return f"upload: {stem.strip() or 'checkpoint'}"[:80].strip()
+
+
 def import_checkpoint(store: RunStore, data: bytes, filename: str, owner: str = "") -> str:
     """Validate an uploaded checkpoint and add it to the store as a finished run. Raises CheckpointError
     (and leaves nothing behind) when the file is empty, too big, not a checkpoint or of a foreign network."""
@@ -185,7 +193,7 @@ def import_checkpoint(store: RunStore, data: bytes, filename: str, owner: str = 
             _ensure_mode()
             model = checkpoint.load(tmp, name=filename)  # messages name the user's file, not ours
             checkpoint.check_finite(model, filename)
-        run_id = store.create_run(model.config, name=f"upload: {Path(filename).stem}"[:80], source="upload",
+        run_id = store.create_run(model.config, name=_upload_name(filename), source="upload",
                                   status="starting", exclusive=False, submitter=owner)
         final = store.checkpoint_path(run_id)
         final.parent.mkdir(parents=True, exist_ok=True)
