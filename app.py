@@ -9,12 +9,13 @@ from core.app import model_service  # noqa: E402
 from core.runtime import tune_gc_for_server  # noqa: E402
 from core.runs.store import DatabaseError  # noqa: E402
 from ui.gate import require_access  # noqa: E402
-from ui.language import say, t  # noqa: E402
+from ui.language import t  # noqa: E402
 from ui.identity import identify  # noqa: E402
 from ui.page_arrival import arrive  # noqa: E402
 from ui.navigation import DEFAULT_PAGE, PAGES, page_title, render_sidebar  # noqa: E402
 from ui.present import presentation_style, presenting  # noqa: E402
 from ui.session import dispatch_queue, get_store  # noqa: E402
+from ui.store_down import say_store_down  # noqa: E402
 
 tune_gc_for_server()
 
@@ -45,7 +46,7 @@ try:
     page.run()
 except DatabaseError as e:  # the store's database gone, broken or unreachable: said on every page, what to do
     store_error = e
-    st.error(say(e))
+    say_store_down(e)
 finally:  # after the first page's run (a page may stop or switch): MindSpore loads in the background, once
     if store_error is None:
         model_service.preload(get_store())

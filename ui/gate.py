@@ -26,6 +26,7 @@ from core.app.throttle import THROTTLE
 from ui.language import t
 from ui.deployment import behind_proxy, client_address, configured_password, oidc_configured, server_exposed
 from ui.session import get_store
+from ui.store_down import say_store_down
 
 __all__ = ["require_access", "session_role"]
 
@@ -84,7 +85,11 @@ def _carry_to_cookie(key: bytes, role: str) -> None:
 def require_access() -> None:
     """Stop the script unless this session may use the app; its role (member, viewer or admin) is then known."""
     password = configured_password()
-    secret = get_store().server_secret()
+    try:
+        secret = get_store().server_secret()
+    except OSError as e:  # the store's database down (a restart) or its secret unreadable: said, retried
+        say_store_down(e)
+        st.stop()
     key = signing_key(secret, password)
     if _let_in_by_pass(key):
         return

@@ -10,6 +10,7 @@ SQLite's BEGIN IMMEDIATE (one writer per file), PostgreSQL's transaction-scoped 
 from __future__ import annotations
 
 import fcntl
+import logging
 import os
 import sqlite3
 import time
@@ -27,13 +28,15 @@ from sqlalchemy.exc import DatabaseError as SQLAlchemyDatabaseError
 from core.messages import Explained
 
 __all__ = ["DATABASE_URL_ENV", "Database", "DatabaseError", "database_url_setting", "sqlite_url", "shown_url",
-           "dispose"]
+           "dispose", "WORKER_PATIENCE_S"]
 
 DATABASE_URL_ENV = "STUDIO_DATABASE_URL"
 BUSY_TIMEOUT_MS = 30_000
 FULL = ("database or disk is full", "disk I/O error", "No space left on device", "could not extend file")
 BROKEN = ("file is not a database", "database disk image is malformed", "no such table", "does not exist")
 CONNECT_TIMEOUT_S = 10
+WORKER_PATIENCE_S = 120.0  # a training process waits this long for its database to come back (a restart)
+_LOG = logging.getLogger(__name__)  # no handler configured: Python prints warnings to stderr (the run's log)
 
 
 class DatabaseError(Explained, OSError):
@@ -58,6 +61,8 @@ def shown_url(url: str) -> str:
 
 _engines: dict[str, Engine] = {}  # one engine (and pool) per database in a process, shared by its RunStores
 _optuna_storages: dict[str, object] = {}
+_unreachable: set[str] = set()      # databases this process failed to reach and has not reached since
+_recovered: dict[str, float] = {}   # when this process reached each again after failing to
 
 
 def dispose(url: str) -> None:
@@ -72,7 +77,14 @@ def _lock_key(name: str) -> int:
 
 
 class Database:
-    """One engine per store; every query of the store goes through read(), write() or held()."""
+    """One engine per store; every query of the store goes through read(), write() or held().
+
+    patience_s: how long a connection is retried while the database cannot be reached (0: the error at once, as
+    pages want, to say it; a training process rides out a database restart: WORKER_PATIENCE_S). recovered_at:
+    when this process reached the database again after failing to (None: it never failed), so that a heartbeat
+    nobody could write meanwhile is not read as a dead worker."""
+
+    patience_s: float = 0.0
 
     def __init__(self, url: str, lock_dir: Path | None = None):
         self.url = url
@@ -191,17 +203,41 @@ class Database:
     @contextmanager
     def _connection(self, immediate: bool = False) -> Iterator[Connection]:
         self._check_file()
-        try:
-            conn = self.engine.connect()
-        except OperationalError as e:
-            raise DatabaseError("database_unreachable", url=shown_url(self.url), why=_first_line(e),
-                                env=DATABASE_URL_ENV) from None
+        conn = self._connect()
         try:
             if immediate:
                 conn = conn.execution_options(studio_immediate=True)
             yield conn
         finally:
             conn.close()
+
+    @property
+    def recovered_at(self) -> float | None:
+        """When this process reached the database again after failing to (None: it never failed)."""
+        return _recovered.get(self.url)
+
+    def _connect(self) -> Connection:
+        """A connection; while the database cannot be reached, retried with back-off for up to patience_s."""
+        deadline, wait = time.monotonic() + self.patience_s, 0.25
+        while True:
+            try:
+                conn = self.engine.connect()
+            except OperationalError as e:
+                _unreachable.add(self.url)
+                if time.monotonic() + wait > deadline:
+                    raise DatabaseError("database_unreachable", url=shown_url(self.url), why=_first_line(e),
+                                        env=DATABASE_URL_ENV) from None
+                if wait == 0.25:
+                    _LOG.warning("the run store's database %s cannot be reached (%s): retrying for up to %.0f s",
+                                 shown_url(self.url), _first_line(e), deadline - time.monotonic())
+                time.sleep(wait)
+                wait = min(wait * 2, 4.0)
+                continue
+            if self.url in _unreachable:
+                _unreachable.discard(self.url)
+                _recovered[self.url] = time.time()
+                _LOG.warning("the run store's database %s is back", shown_url(self.url))
+            return conn
 
     def upsert(self, table, keys: tuple[str, ...]):
         """An INSERT that replaces the row with the same keys, to execute with the rows as its parameters

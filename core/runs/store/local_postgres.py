@@ -74,9 +74,18 @@ class PostgresServer:
                    "-c max_connections=200")
         if not self.durable:
             options += " -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
+        self._options = options
         self._run(str(self.bin / "pg_ctl"), "-D", str(self.data), "-o", options, "-l", str(self.dir / "log"),
                   "-w", "-t", "60", "start")
         return self
+
+    def halt(self) -> None:
+        """Stop the server and keep its data (a database restart, or an outage: start_again() ends it)."""
+        self._run(str(self.bin / "pg_ctl"), "-D", str(self.data), "-m", "fast", "-w", "stop")
+
+    def start_again(self) -> None:
+        self._run(str(self.bin / "pg_ctl"), "-D", str(self.data), "-o", self._options, "-l", str(self.dir / "log"),
+                  "-w", "-t", "60", "start")
 
     def url(self, database: str = "postgres") -> str:
         return f"postgresql+psycopg://{self.user}@{self.address}:{self.port}/{database}"

@@ -352,8 +352,9 @@ class RunStore(MetricRecords, QueueRecords, TeamRecords, RunRecords, Artifacts, 
         with self.db.read() as conn:
             rows = conn.execute(select(runs.c.id, runs.c.pid, runs.c.host, runs.c.heartbeat, runs.c.created,
                                        runs.c.executor).where(runs.c.status.in_(ACTIVE))).all()
+        back = self.db.recovered_at or 0.0  # nobody could write a heartbeat while the database was unreachable
         for run_id, pid, host, heartbeat, created, executor in rows:
-            last = heartbeat or created
+            last = max(heartbeat or created, back)
             gone = now - last > HEARTBEAT_STALE_S  # a worker that never reported in, or one that hangs
             if pid is not None and not executor and host in (None, HOST):
                 gone = gone or not pid_alive(pid)

@@ -1,0 +1,59 @@
+"""A team's PostgreSQL restarted mid-run (a real server, stopped and started again): the run's worker waits for
+it and goes on, every step is recorded and the run completes; the app's pages say what is wrong, without a
+traceback, while it is down and work again once it is back; the app does not take the silent worker for dead."""
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from core.config import TrainConfig
+from core.runs import launcher
+from core.runs.rows import StartPace
+from core.runs.store import DatabaseError, RunStore
+from tests.apptest import page
+from tests.helpers import wait_for
+from tests.postgres import started_postgres
+
+OUTAGE_S = 20.0
+STALE_S = 8.0  # the app's patience with a silent worker, shortened here so that the outage outlasts it
+
+
+@pytest.fixture
+def own_postgres():
+    server = started_postgres()  # its own: the tests' shared server must not go down
+    yield server
+    server.stop()
+
+
+def test_a_run_rides_out_a_database_restart_and_records_every_step(own_postgres, tmp_path, small_mnist,
+                                                                    monkeypatch):
+    url = own_postgres.new_database()
+    monkeypatch.setenv("STUDIO_DATABASE_URL", url)
+    monkeypatch.setenv("STUDIO_DATA_DIR", str(tmp_path / "store"))
+    monkeypatch.setattr("core.runs.store.run_store.HEARTBEAT_STALE_S", STALE_S)
+    store = RunStore(tmp_path / "store", url)
+    config = TrainConfig(network="mlp", mode="pynative", epochs=3, batch_size=64, data_dir=str(small_mnist))
+    run_id = launcher.start(store, config, pace=StartPace(step_delay=0.1))
+    wait_for(lambda: store.get(run_id).step > 3, timeout=120, what="the first steps")
+    own_postgres.halt()
+    down_at = time.monotonic()
+    try:
+        with pytest.raises(DatabaseError, match="cannot reach|unreachable|connect"):
+            store.list_runs()
+        at = page("train")  # a person opens the studio meanwhile
+        assert not at.exception, [e.value for e in at.exception]
+        said = " ".join(e.value for e in at.error)
+        assert "database" in said.lower() and "Traceback" not in said and str(tmp_path) not in said, said
+        time.sleep(max(0.0, OUTAGE_S - (time.monotonic() - down_at)))
+    finally:
+        own_postgres.start_again()
+    assert store.reconcile() == [], "the worker was silent because nobody could write: it is not dead"
+    run = wait_for(lambda: (r := store.get(run_id)).status not in ("running", "starting", "queued") and r,
+                   timeout=180, what="the run to end")
+    assert run.status == "completed", (run.status, run.message, [line.message for line in store.logs(run_id)][-10:])
+    recorded = store.steps(run_id)
+    assert [s.step for s in recorded] == list(range(1, run.total_steps + 1)) and all(s.count == 1 for s in recorded), \
+        "every step is recorded, none lost in the outage"
+    at = page("train")
+    assert not at.exception and not at.error, "the pages work again by themselves"
