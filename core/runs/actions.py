@@ -160,5 +160,7 @@ class Actions:
         return act()
 
     def _did(self, action: str, run: Owned | None, target: str = "", detail: str = "", allowed: bool = True) -> None:
+        if self.store.read_only:
+            return  # a store on a read-only mount is read and exported only: nothing there can take a line
         record(self.store, self.person.ident, action, run.id if run else "", target or (run.name if run else ""),
                detail, allowed)

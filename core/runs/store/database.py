@@ -33,6 +33,7 @@ __all__ = ["DATABASE_URL_ENV", "Database", "DatabaseError", "database_url_settin
 DATABASE_URL_ENV = "STUDIO_DATABASE_URL"
 BUSY_TIMEOUT_MS = 30_000
 FULL = ("database or disk is full", "disk I/O error", "No space left on device", "could not extend file")
+READ_ONLY = ("readonly database", "read-only file system", "Read-only file system")
 BROKEN = ("file is not a database", "database disk image is malformed", "no such table", "does not exist")
 CONNECT_TIMEOUT_S = 10
 WORKER_PATIENCE_S = 120.0  # a training process waits this long for its database to come back (a restart)
@@ -47,8 +48,9 @@ def database_url_setting() -> str | None:
     return os.environ.get(DATABASE_URL_ENV, "").strip() or None
 
 
-def sqlite_url(path: Path) -> str:
-    return f"sqlite:///{path}"
+def sqlite_url(path: Path, read_only: bool = False) -> str:
+    """SQLite's URL for the file; read_only: opened immutable (a store on a read-only mount: read, exported)."""
+    return f"sqlite:///file:{path}?mode=ro&immutable=1&uri=true" if read_only else f"sqlite:///{path}"
 
 
 def shown_url(url: str) -> str:
@@ -112,7 +114,7 @@ class Database:
                 engine = create_engine(parsed, pool_size=4, max_overflow=16,
                                        connect_args={"timeout": BUSY_TIMEOUT_MS / 1000, "isolation_level": None,
                                                      "check_same_thread": False})
-                _sqlite_transactions(engine)
+                _sqlite_transactions(engine, read_only=parsed.query.get("mode") == "ro")
                 return engine
             return create_engine(parsed, pool_pre_ping=True, pool_size=2, max_overflow=8, pool_recycle=600,
                                  connect_args={"connect_timeout": CONNECT_TIMEOUT_S})
@@ -129,7 +131,13 @@ class Database:
     @property
     def file(self) -> Path | None:
         name = self.engine.url.database
+        if name and name.startswith("file:"):  # a URI filename (a read-only store)
+            name = name[len("file:"):]
         return Path(name) if self.dialect == "sqlite" and name and name != ":memory:" else None
+
+    @property
+    def read_only(self) -> bool:
+        return self.dialect == "sqlite" and self.engine.url.query.get("mode") == "ro"
 
     def _check_file(self) -> None:
         if getattr(self, "_identity", None) is None or self.file is None:
@@ -172,6 +180,8 @@ class Database:
             yield
         except SQLAlchemyDatabaseError as e:
             why = _first_line(e)
+            if any(s in why for s in READ_ONLY):
+                raise DatabaseError("database_read_only", url=self.where, why=why) from None
             if any(s in why for s in FULL):
                 raise DatabaseError("database_full", url=shown_url(self.url), why=why) from None
             if not any(s in why for s in BROKEN):
@@ -212,6 +222,18 @@ class Database:
             conn.close()
 
     @property
+    def where(self) -> str:
+        """The SQLite file, or the URL without its password (for messages)."""
+        return str(self.file) if self.file is not None else shown_url(self.url)
+
+    def _sqlite_unopenable(self, why: str) -> DatabaseError:
+        if any(s in why for s in FULL):
+            return DatabaseError("database_full", url=self.where, why=why)
+        if any(s in why for s in READ_ONLY):
+            return DatabaseError("database_read_only", url=self.where, why=why)
+        return DatabaseError("sqlite_unopenable", url=self.where, why=why, env="STUDIO_DATA_DIR")
+
+    @property
     def recovered_at(self) -> float | None:
         """When this process reached the database again after failing to (None: it never failed)."""
         return _recovered.get(self.url)
@@ -223,6 +245,8 @@ class Database:
             try:
                 conn = self.engine.connect()
             except OperationalError as e:
+                if self.dialect == "sqlite":  # a file: no server to wait for; its folder is the matter
+                    raise self._sqlite_unopenable(_first_line(e)) from None
                 _unreachable.add(self.url)
                 if time.monotonic() + wait > deadline:
                     raise DatabaseError("database_unreachable", url=shown_url(self.url), why=_first_line(e),
@@ -263,7 +287,7 @@ def _first_line(e: Exception) -> str:
     return said.splitlines()[0] if said else type(e).__name__
 
 
-def _sqlite_transactions(engine: Engine) -> None:
+def _sqlite_transactions(engine: Engine, read_only: bool = False) -> None:
     """SQLite as a store needs: write-ahead logging (readers never wait for a writer), a busy timeout, and real
     transactions that SQLAlchemy begins (pysqlite's own begin is turned off), IMMEDIATE for writes so that a
     check and the write it allows hold the write lock together."""
@@ -271,7 +295,8 @@ def _sqlite_transactions(engine: Engine) -> None:
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_conn, _record):
         dbapi_conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
-        _use_wal(dbapi_conn)
+        if not read_only:  # an immutable file keeps its journal mode
+            _use_wal(dbapi_conn)
         dbapi_conn.execute("PRAGMA foreign_keys=OFF")
 
     @event.listens_for(engine, "begin")

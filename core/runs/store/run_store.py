@@ -67,6 +67,14 @@ def checked_run_name(name: str) -> str:
     return name
 
 
+def _on_a_read_only_mount(folder: Path) -> bool:
+    """The store's folder exists on a file system mounted read-only (a backup, a shared snapshot)."""
+    try:
+        return bool(os.statvfs(folder).f_flag & os.ST_RDONLY)
+    except OSError:
+        return False  # not there yet: it is made
+
+
 def default_data_dir() -> Path:
     return Path(os.environ.get(DATA_DIR_ENV) or PROJECT_ROOT / "runs").expanduser().resolve()
 
@@ -79,12 +87,15 @@ class RunStore(MetricRecords, QueueRecords, TeamRecords, RunRecords, Artifacts, 
         self.root = Path(root).expanduser().resolve() if root else default_data_dir()
         self.checkpoints = self.root / "checkpoints"
         self.logs_dir = self.root / "logs"
+        self.read_only = _on_a_read_only_mount(self.root)  # still read, and exported; nothing written
         try:
-            self.checkpoints.mkdir(parents=True, exist_ok=True)
-            self.logs_dir.mkdir(parents=True, exist_ok=True)
+            if not self.read_only:
+                self.checkpoints.mkdir(parents=True, exist_ok=True)
+                self.logs_dir.mkdir(parents=True, exist_ok=True)
         except OSError as e:
             raise StoreError("store_unusable", root=self.root, why=str(e.strerror or e), env=DATA_DIR_ENV) from None
-        self.url = database_url or database_url_setting() or sqlite_url(self.root / "runs.sqlite")
+        self.url = (database_url or database_url_setting()
+                    or sqlite_url(self.root / "runs.sqlite", read_only=self.read_only))
         self.db = Database(self.url, lock_dir=self.root)
         self.db_path = self.db.file  # SQLite's file (None for a server)
         migrate_to_head(self.db)

@@ -89,7 +89,10 @@ class ServerSettings:
             raise SecretError("secret_file_bad", path=path) from None
         except OSError as e:
             raise SecretError("secret_file_unreadable", path=path, why=e.strerror or str(e)) from None
-        return _write_new_secret(path)
+        try:
+            return _write_new_secret(path)
+        except OSError as e:
+            raise SecretError("secret_file_unwritable", path=path, why=e.strerror or str(e)) from None
 
 
 def _write_new_secret(path: Path) -> bytes:
