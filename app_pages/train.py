@@ -1,6 +1,7 @@
 """Train: start, pause, resume, stop; live progress, curves and log, read from the run store."""
 import streamlit as st
 
+from ui.store_down import outage_safe
 from ui.first_step import await_first_step
 from ui.format import run_choice_label
 from ui.language import t
@@ -45,6 +46,7 @@ if not was_active:  # the sidebar polls the status itself; while the shown run t
 
 
 @st.fragment(run_every=poll_s)
+@outage_safe
 def live(run_id: str, page_view, drawn, options):
     """What changes at every step; the heading and controls above are drawn again (the whole page) only when
     what they show changes."""

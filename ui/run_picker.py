@@ -13,6 +13,7 @@ from ui.language import status_word, t
 from ui.live import IDLE_POLL_S, SIDEBAR_POLL_S, active_snapshot, run_snapshot
 from ui.queue_view import queue_line
 from ui.session import get_store
+from ui.store_down import outage_safe
 from ui.text import code, literal
 
 __all__ = ["pick_trained_run", "sidebar_status", "draw_status", "sidebar_footer", "reserve_status_slot",
@@ -61,6 +62,7 @@ def sidebar_status() -> None:
     active_id = active.id if active else None
 
     @st.fragment(run_every=SIDEBAR_POLL_S if active else IDLE_POLL_S)
+    @outage_safe
     def status():
         now = active_snapshot(store)
         if (now.id if now else None) != active_id:  # the shared read may be older than this page's: ask again

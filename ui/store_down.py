@@ -3,11 +3,18 @@ reason and what to do, without a traceback, and it tries again by itself every f
 back on its own once the database does."""
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
+from typing import TypeVar
+
 import streamlit as st
 
+from core.runs.store import DatabaseError
 from ui.language import say, t
 
-__all__ = ["say_store_down", "RETRY_S"]
+__all__ = ["say_store_down", "outage_safe", "RETRY_S"]
+
+F = TypeVar("F", bound=Callable[..., object])
 
 RETRY_S = 5
 
@@ -27,3 +34,17 @@ def _try_again() -> None:
     except OSError:
         return  # still down: the next tick tries again
     st.rerun(scope="app")
+
+
+def outage_safe(draw: F) -> F:
+    """A polling fragment's body that says the store's message instead of a traceback while its database is
+    down; its next poll tries again, and draws as before once the database answers."""
+    @functools.wraps(draw)
+    def drawn(*args, **kwargs):
+        try:
+            return draw(*args, **kwargs)
+        except DatabaseError as e:
+            st.error(say(e))
+            st.caption(t("common.store_retrying", s=RETRY_S))
+            return None
+    return drawn  # type: ignore[return-value]
