@@ -117,6 +117,7 @@ def test_another_os_user_on_this_host_gets_only_the_instructions(token_server, t
 
 def test_the_token_link_lets_a_real_browser_in_and_a_reload_keeps_it(token_server, tmp_path):
     server, token = token_server
+    assert f"/studio/admit?token={token}" in server.log(), "the server prints its access link at start"
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         stranger = browser.new_context().new_page()

@@ -53,3 +53,19 @@ def test_an_admin_cancels_all_of_one_persons_queue_and_each_cancel_is_recorded(s
     lines = [h for h in history(store) if h.who == "Teacher"]
     assert sum(h.action == "cancel" for h in lines) == runs and sum(h.action == "cancel_sweep" for h in lines) == 1
     assert any(h.action == "clean_up" and not h.allowed for h in history(store)), "Ann's refused try is recorded"
+
+
+def test_the_admin_cleans_up_from_the_runs_page(store, monkeypatch):
+    from tests.apptest import page
+    monkeypatch.setenv("STUDIO_SLOTS", "0")
+    sweeps.create(store, _big_sweep(5), submitter="Mallory")
+    RunQueue(store).submit(TrainConfig(network="mlp", epochs=1), "m", "dashboard", "Mallory")
+    anns = RunQueue(store).submit(TrainConfig(network="mlp", epochs=1), "Ann's", "dashboard", "Ann")
+    at = page("runs")  # the one user of a local server: its admin
+    at.selectbox(key="runs_queue_clean_who").select("Mallory").run()
+    button = at.button(key="runs_queue_clean_up")
+    assert "Mallory" in button.label
+    button.click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert store.queued_count("Mallory") == 0 and store.get(anns).status == "queued"
+    assert [s.status for s in store.sweeps()] == ["cancelled"]
