@@ -15,7 +15,7 @@ from pathlib import Path
 from tests.postgres import skip_or_fail
 from tests.server import free_port
 
-__all__ = ["NGINX", "start_nginx"]
+__all__ = ["NGINX", "start_nginx", "stop_nginx"]
 
 NGINX = shutil.which("nginx") or "/usr/sbin/nginx"
 
@@ -74,3 +74,10 @@ http {{
             break
     proc.kill()
     raise RuntimeError("nginx did not start: " + (folder / "error.log").read_text(errors="replace")[-2000:])
+
+
+def stop_nginx(proxies: list[tuple[subprocess.Popen, str]]) -> None:
+    """Stop what start_nginx started."""
+    for proc, _ in proxies:
+        proc.terminate()
+        proc.wait(timeout=10)

@@ -116,7 +116,7 @@ def test_behind_a_real_nginx_with_or_without_forwarded_headers_an_open_server_se
     """Debian's nginx in front of a server with no password on 127.0.0.1: configured as docs/deploy.md says
     (forwarded headers) and carelessly (a plain proxy_pass): the browser, through either, gets instructions
     only — the app's JavaScript loaded through nginx says so — while on the server itself it is one person's."""
-    from tests.nginx import start_nginx
+    from tests.nginx import start_nginx, stop_nginx
     open_server = start_server(tmp_path / "open")
     proxies = [start_nginx(tmp_path / f"nginx-{kind}", [open_server.url], forwarded=kind == "forwarded")
                for kind in ("forwarded", "plain")]
@@ -133,7 +133,5 @@ def test_behind_a_real_nginx_with_or_without_forwarded_headers_an_open_server_se
             expect(page.get_by_role("button", name="Start training")).to_be_visible(timeout=60_000)
             browser.close()
     finally:
-        for proc, _ in proxies:
-            proc.terminate()
-            proc.wait(timeout=10)
+        stop_nginx(proxies)
         open_server.stop()

@@ -68,7 +68,7 @@ def test_a_script_gets_only_the_instructions_with_or_without_an_origin(token_ser
 
 
 def test_behind_a_real_nginx_with_or_without_forwarded_headers_only_the_link_gets_in(token_server, tmp_path):
-    from tests.nginx import start_nginx
+    from tests.nginx import start_nginx, stop_nginx
     server, token = token_server
     proxies = [start_nginx(tmp_path / f"nginx-{kind}", [server.url], forwarded=kind == "forwarded")
                for kind in ("forwarded", "plain")]
@@ -87,9 +87,7 @@ def test_behind_a_real_nginx_with_or_without_forwarded_headers_only_the_link_get
                 expect(page.get_by_role("button", name="Start training")).to_be_visible(timeout=60_000)
             browser.close()
     finally:
-        for proc, _ in proxies:
-            proc.terminate()
-            proc.wait(timeout=10)
+        stop_nginx(proxies)
 
 
 def test_another_os_user_on_this_host_gets_only_the_instructions(token_server, tmp_path):
