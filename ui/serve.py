@@ -20,6 +20,7 @@ import webbrowser
 from streamlit import config as st_config
 from streamlit.web import cli
 
+from core.app.access import PASSWORD_ENV
 from core.app.server_token import OPEN_ENV, access_link, open_without_token
 
 from core.runs import launcher
@@ -65,7 +66,9 @@ def _announce(rest: list[str]) -> None:
         print(f"\n  {OPEN_ENV}=1: the studio asks for no access link; whoever reaches {base} uses it.\n", flush=True)
         return
     link = access_link(base, ADMIT_PATH)
-    print(f"\n  MindSpore Training Studio: open it with this link (it lets its holder in; keep it to yourself)\n"
+    role = ("its holder is this server's admin" if os.environ.get(PASSWORD_ENV)
+            else "it is the only way in")
+    print(f"\n  MindSpore Training Studio: open it with this link ({role}; keep it to yourself)\n"
           f"    {link}\n", flush=True)
     headless = (given.headless or "").lower() == "true" or os.environ.get(NO_BROWSER_ENV) == "1"
     if not headless and (os.environ.get("DISPLAY") or sys.platform == "darwin"):

@@ -69,7 +69,10 @@ class ServerSettings:
         self.server_secret()
 
     def _secret_in_database(self) -> bytes:
-        with self.db.write(lock="settings") as conn:
+        kept = self.setting(SECRET_ROW)
+        if kept:
+            return bytes.fromhex(kept)
+        with self.db.write(lock="settings") as conn:  # the first server to need one makes it; the others read it
             value = conn.execute(select(settings.c.value).where(settings.c.name == SECRET_ROW)).scalar()
             if value is None:
                 value = secrets.token_hex(32)
