@@ -16,7 +16,7 @@ from ui.language import say, status_word, t
 from ui.session import get_store
 from ui.text import plot_text
 from ui.present import for_room, presenting
-from ui.records_view import records_download
+from ui.records_view import may_take_out, record_take_out, records_download
 
 st.title("⚖️ " + t("compare.title"))
 store = get_store()
@@ -46,9 +46,10 @@ else:
                            right.toggle(t("train.log_scale"), key="compare_log_y"), presenting())
     st.plotly_chart(for_room(comparison_figure(data, names, axis, options)), width="stretch", key="compare_curves")
     st.caption(t("compare.line_styles"))
-    curves_csv = formula_safe(data.assign(run=data.run.map(names))).to_csv(index=False)
-    st.download_button("⬇️ " + t("compare.curves_csv"), curves_csv, file_name="compared-curves.csv",
-                       mime="text/csv", key="compare_csv")
+    if may_take_out(selected):
+        curves_csv = formula_safe(data.assign(run=data.run.map(names))).to_csv(index=False)
+        st.download_button("⬇️ " + t("compare.curves_csv"), curves_csv, file_name="compared-curves.csv",
+                           mime="text/csv", key="compare_csv", on_click=record_take_out, args=(selected, "curves csv"))
 
 # --- settings and results ------------------------------------------------------------------------------------
 differ = config_differences([r.config for r in selected])

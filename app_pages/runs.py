@@ -10,7 +10,7 @@ from core.model.checkpoint import CheckpointError
 from core.runs.store import RunBusy
 from ui.export_view import export_panel
 from ui.queue_view import queue_panel
-from ui.records_view import records_download
+from ui.records_view import may_take_out, record_take_out, records_download
 from ui.format import fmt_duration, network_word, readable, run_label
 from ui.run_filters import filtered_runs, tags_and_note
 from ui.run_picker import with_local_checkpoint
@@ -91,10 +91,11 @@ with b:
     if st.button(t("runs.open_on_train")):
         st.session_state["run_id"] = run.id
         st.switch_page("app_pages/train.py")
-    if run.checkpoint and Path(run.checkpoint).exists():
+    if run.checkpoint and Path(run.checkpoint).exists() and may_take_out([run]):
         st.download_button("⬇️ " + t("runs.download_checkpoint"), Path(run.checkpoint).read_bytes(),
-                           file_name=f"{run.name.replace(' ', '_').replace('/', '_')}.ckpt", key="download")
-    elif run.checkpoint:
+                           file_name=f"{run.name.replace(' ', '_').replace('/', '_')}.ckpt", key="download",
+                           on_click=record_take_out, args=([run], "checkpoint"))
+    elif run.checkpoint and not Path(run.checkpoint).exists():
         st.warning(t("runs.checkpoint_gone"))
     if run.checkpoint and Path(run.checkpoint).exists() and not run.active:
         export_panel(store, run)

@@ -99,3 +99,18 @@ def test_a_class_link_viewer_gives_no_name_and_sees_no_server_path(store, monkey
     shown = " ".join(c.value for c in at.caption) + " ".join(c.value for c in at.sidebar.caption)
     assert str(store.root) not in shown and "data/mnist" not in shown
     assert store.claim_name(who.name, "another browser's token"), "the viewer's name is reserved for nobody"
+
+
+def test_a_viewer_may_not_take_a_runs_checkpoint_or_records_out(with_run, monkeypatch):
+    from core.app.passes import class_token
+    store, run_id = with_run
+    monkeypatch.setenv("STUDIO_PASSWORD", "class pw")
+    link = class_token(signing_key(store.server_secret(), "class pw"))
+    at = page("runs", {"class": link})
+    assert not at.exception, [e.value for e in at.exception]
+    assert any("owner or an admin may take" in c.value for c in at.caption)
+    assert not [b for b in at.button if b.key == "records_run_prepare"], "no records to prepare"
+    monkeypatch.setenv("STUDIO_OPEN", "1")
+    monkeypatch.delenv("STUDIO_PASSWORD")
+    owner = page("runs")  # the local server's one person: everything is theirs
+    assert [b for b in owner.button if b.key == "records_run_prepare"]

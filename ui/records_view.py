@@ -14,16 +14,33 @@ from core.data.idx import DataError
 from core.messages import Explained
 from core.runs.rows import Run
 from core.runs.store import RunStore
-from ui.identity import actions, attempt
+from ui.identity import actions, attempt, current_person
 from ui.language import say, t
 
-__all__ = ["RECORD_FORMATS", "records_download"]
+__all__ = ["RECORD_FORMATS", "records_download", "may_take_out", "record_take_out"]
 
 RECORD_FORMATS = ("html", "csv", "parquet", "tensorboard")
 
 
+def may_take_out(runs: list[Run]) -> bool:
+    """Whether this person may take these runs out of the studio (each run's owner, or an admin); said in a line
+    where not (a viewer, another person's run)."""
+    if all(current_person().may("export", r) for r in runs):
+        return True
+    st.caption("🔒 " + t("records.owner_only"))
+    return False
+
+
+def record_take_out(runs: list[Run], what: str) -> None:
+    """A download button's callback: the history's line for what was taken out."""
+    for run in runs:
+        actions().did("export", run, detail=what)
+
+
 def records_download(store: RunStore, runs: list[Run], key: str) -> None:
     """Choose a format, prepare the file (it is made when asked: a report embeds plotly.js), download it."""
+    if not may_take_out(runs):
+        return
     fmt = st.radio(t("records.format"), RECORD_FORMATS, horizontal=True, key=f"{key}_format",
                    format_func=lambda f: t(f"records.format_{f}"))
     st.caption(t(f"records.holds_{fmt}"))
