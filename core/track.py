@@ -47,7 +47,6 @@ from core.runs.heartbeat import Heartbeat
 from core.runs.recording import StoreControl, StoreRecorder
 from core.runs.rows import EXTERNAL
 from core.runs.store import RunStore
-from core.runs.store.database import WORKER_PATIENCE_S
 from core.runs.store.run_store import HOST
 from core.training.clock import StepClock
 from core.training.early_stopping import BestEpoch
@@ -213,7 +212,7 @@ def start_run(name: str | None, config: Mapping[str, Any] | None, store: RunStor
               total_steps: int | None = None) -> TrackedRun:
     """Record a new external run, running in this process."""
     opened = open_store(store)
-    opened.db.patience_s = WORKER_PATIENCE_S  # a database restart pauses the script's reports instead of ending it
+    opened.ride_out_outages()  # a database restart pauses the script's reports instead of ending it
     settings = dict(config or {})
     now = time.time()
     run_id = opened.create_run(studio_config(settings), name=name, source=EXTERNAL, status="running",

@@ -11,6 +11,7 @@ import streamlit as st
 
 from core.runs.store import DatabaseError
 from ui.language import say, t
+from ui.session import get_store
 
 __all__ = ["say_store_down", "outage_safe", "RETRY_S"]
 
@@ -28,7 +29,6 @@ def say_store_down(error: Exception) -> None:
 
 @st.fragment(run_every=RETRY_S)
 def _try_again() -> None:
-    from ui.session import get_store  # deferred: get_store stops the page itself when the store cannot open
     try:
         get_store().queue_state()
     except OSError:

@@ -20,7 +20,6 @@ from core.config import TrainConfig
 from core.data.folders import validate_mnist_dir
 from core.runs.entry import raise_interrupt
 from core.runs.store.arguments import add_store_arguments, open_store
-from core.runs.store.database import WORKER_PATIENCE_S
 from core.runtime import prepare_process
 
 READY = "warm worker ready:"  # its log says when it could take a run (bench/start_latency.py waits for it)
@@ -41,7 +40,7 @@ def main(argv: list[str] | None = None) -> int:
     if not run_id:
         return 0  # nobody needs this process any more
     store = open_store(args)
-    store.db.patience_s = WORKER_PATIENCE_S  # a database restart pauses the run instead of ending it
+    store.ride_out_outages()  # a database restart pauses the run instead of ending it
     _output_to(store.log_path(run_id))
     run = store.get(run_id)
     if run is None or run.config.network != args.network:

@@ -9,7 +9,6 @@ import sys
 from core.runs.rows import Run
 from core.runs.store import RunStore
 from core.runs.store.arguments import add_store_arguments, open_store
-from core.runs.store.database import WORKER_PATIENCE_S
 from core.runtime import prepare_process
 
 __all__ = ["open_run", "raise_interrupt"]
@@ -30,7 +29,7 @@ def open_run(description: str, argv: list[str] | None,
     ap.add_argument("--data-dir", default=None, help="this host's copy of the run's data (a Dask worker's)")
     args = ap.parse_args(argv)
     store = open_store(args)
-    store.db.patience_s = WORKER_PATIENCE_S  # a database restart pauses the run instead of ending it
+    store.ride_out_outages()  # a database restart pauses the run instead of ending it
     run = store.get(args.run_id)
     if run is None:
         print(f"no run {args.run_id} in {store.where}", file=sys.stderr)

@@ -26,7 +26,8 @@ from core.runs.rows import ACTIVE, FINISHED, RESUMABLE, Request, RequestNotice, 
 from core.runs.store.migrate import upgrade as migrate_to_head
 from core.runs.store.artifacts import Artifacts
 from core.runs.store.convert import to_run
-from core.runs.store.database import DATABASE_URL_ENV, Database, database_url_setting, shown_url, sqlite_url
+from core.runs.store.database import (DATABASE_URL_ENV, WORKER_PATIENCE_S, Database, database_url_setting, shown_url,
+                                     sqlite_url)
 from core.runs.store.metric_records import MetricRecords
 from core.runs.store.queue_records import QueueRecords
 from core.runs.store.run_records import RunRecords
@@ -126,6 +127,11 @@ class RunStore(MetricRecords, QueueRecords, TeamRecords, RunRecords, Artifacts, 
         """What a child's environment (readable by its own user only) adds to command_args: this store's database,
         always, whatever the parent's environment says."""
         return {DATABASE_URL_ENV: self.url}
+
+    def ride_out_outages(self, seconds: float = WORKER_PATIENCE_S) -> None:
+        """Wait up to `seconds` for the database whenever it cannot be reached (a training process: a database
+        restart pauses its run instead of ending it), instead of failing at once (a page: it says so)."""
+        self.db.patience_s = seconds
 
     def optuna_storage(self):
         """The sweeps' Optuna studies, in this store's database (Optuna's RDB storage)."""
