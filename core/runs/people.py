@@ -55,8 +55,10 @@ def admins(raw: str | None = None) -> frozenset[str]:
 
 
 def keep_admins(store: RunStore) -> None:
-    """The app server's admins, kept in its store: what a command line on any host then honours."""
-    store.keep_setting(ADMINS_SETTING, os.environ.get(ADMINS_ENV, ""))
+    """The app server's admins, kept in its store: what a command line on any host then honours (a store on a
+    read-only mount keeps what it has)."""
+    if not store.read_only:
+        store.keep_setting(ADMINS_SETTING, os.environ.get(ADMINS_ENV, ""))
 
 
 def os_user() -> str:
