@@ -19,6 +19,11 @@ OUTAGE_S = 20.0
 STALE_S = 8.0  # the app's patience with a silent worker, shortened here so that the outage outlasts it
 
 
+def _keep_the_database_down_until(deadline: float) -> None:
+    """The outage itself: nothing to wait for, the database stays stopped until `deadline` (time.monotonic())."""
+    time.sleep(max(0.0, deadline - time.monotonic()))
+
+
 @pytest.fixture
 def own_postgres():
     server = started_postgres()  # its own: the tests' shared server must not go down
@@ -45,7 +50,7 @@ def test_a_run_rides_out_a_database_restart_and_records_every_step(own_postgres,
         assert not at.exception, [e.value for e in at.exception]
         said = " ".join(e.value for e in at.error)
         assert "database" in said.lower() and "Traceback" not in said and str(tmp_path) not in said, said
-        time.sleep(max(0.0, OUTAGE_S - (time.monotonic() - down_at)))
+        _keep_the_database_down_until(down_at + OUTAGE_S)
     finally:
         own_postgres.start_again()
     assert store.reconcile() == [], "the worker was silent because nobody could write: it is not dead"
