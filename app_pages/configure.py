@@ -3,6 +3,7 @@ Advanced settings for the framework's details; the network as a picture. The URL
 import streamlit as st
 
 from core import config as C
+from core.model.networks import network_spec
 from core.presets import PRESETS
 from ui.config_form import ConfigForm, config_from_url, layer_table, replace_config, write_url
 from ui.language import t
@@ -34,7 +35,8 @@ shape, numbers = st.columns(2)
 with shape:
     network = form.choice("network", C.NETWORKS)
     form.explained("network")
-    if network == "mlp":
+    shaped_by = network_spec(network).shape_fields if network in C.NETWORKS else ()
+    if "hidden" in shaped_by:
         shape_buttons(config)
 with numbers:
     form.text_number("learning_rate")
@@ -55,7 +57,7 @@ with st.expander(t("configure.advanced_header")):
         form.choice("mode", C.MODES)
         if form.choice("amp_level", C.AMP_LEVELS) != "O0":
             st.info(t("configure.amp_note"))
-        if network == "mlp":
+        if "hidden" in shaped_by:
             form.text_number("hidden")
     with b:
         optimizer = form.choice("optimizer", C.OPTIMIZERS)

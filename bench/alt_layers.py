@@ -50,7 +50,7 @@ class MaxPoolReduce(nn.Cell):
 
 
 class LeNet5With(nn.Cell):
-    """core.model.networks.LeNet5 with the first convolution and the pooling given."""
+    """core.model.networks.lenet5 with the first convolution and the pooling given."""
 
     def __init__(self, conv1, pool):
         super().__init__()

@@ -66,7 +66,7 @@ def prepared(network: str, k: int):
     from core.config import TrainConfig
     from core.model.evaluation import NetWithLoss
     from core.model.losses import build_loss
-    from core.model.networks import training_network
+    from core.model.network_build import training_network
     from core.model.optim import build_optimizer
     from core.training.steps import MultiStep, TrainStep
     ms.set_context(mode=ms.GRAPH_MODE)

@@ -26,7 +26,7 @@ import numpy as np  # noqa: E402
 from core.config import TrainConfig  # noqa: E402
 from core.model.evaluation import NetWithLoss  # noqa: E402
 from core.model.losses import build_loss  # noqa: E402
-from core.model.networks import training_network  # noqa: E402
+from core.model.network_build import training_network  # noqa: E402
 from core.model.optim import build_optimizer  # noqa: E402
 from core.training.steps import MultiStep, TrainStep  # noqa: E402
 

@@ -33,7 +33,7 @@ def measure(mode: str, network: str, folder: Path) -> dict:
     from core.app import model_service
     from core.config import TrainConfig
     from core.model import checkpoint
-    from core.model.networks import build_network
+    from core.model.network_build import build_network
     path = checkpoint.save(build_network(network), TrainConfig(network=network), folder / f"{network}.ckpt")
     image = np.random.default_rng(0).integers(0, 255, (1, 28, 28)).astype(np.uint8)
     started = time.perf_counter()

@@ -32,7 +32,8 @@ import numpy as np  # noqa: E402
 from core.config import TrainConfig  # noqa: E402
 from core.model.evaluation import NetWithLoss  # noqa: E402
 from core.model.losses import build_loss  # noqa: E402
-from core.model.networks import FastLeNet5, training_network  # noqa: E402
+from core.model.network_build import training_network  # noqa: E402
+from core.model.networks.lenet5 import cells as lenet5_cells  # noqa: E402
 from core.model.optim import build_optimizer  # noqa: E402
 from core.training.steps import MultiStep, TrainStep  # noqa: E402
 
@@ -91,7 +92,7 @@ def main() -> None:
         print(f"  {name:70} {t:6.2f} ms  {100 * t / total:5.1f} %")
     path = Path(__file__).resolve().parent / "results" / "profile_step.json"
     rows = json.loads(path.read_text()) if path.exists() else []
-    fast = isinstance(training_network(TrainConfig(network=NETWORK)), FastLeNet5)
+    fast = isinstance(training_network(TrainConfig(network=NETWORK)), lenet5_cells().fast)
     kernels = "project's C++ (core.model.kernels)" if fast else "MindSpore's"
     print(f"operators: {kernels}")
     rows.append({"network": NETWORK, "k": K, "operators": kernels, "wall_ms_per_step_profiled": round(wall, 2),

@@ -37,7 +37,7 @@ def main() -> None:
     t_start = time.perf_counter()
     import mindspore as ms
     import mindspore.nn as nn
-    from core.model.networks import build_network  # the same cells as the project (graph mode parses files)
+    from core.model.network_build import build_network  # the same cells as the project (graph mode parses files)
 
     ms.set_context(mode=ms.GRAPH_MODE if args.mode == "graph" else ms.PYNATIVE_MODE)
     ms.set_seed(42)

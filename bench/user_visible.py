@@ -26,7 +26,7 @@ from pathlib import Path
 
 from bench.teaching_cost import train_once
 from bench.cases import PRESETS, env_for, reference_preset
-from core.runtime import ISA_FOR_NETWORK
+from core.model.networks import network_spec
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results"
@@ -78,7 +78,7 @@ def measure(reps: int, epochs: int, torch_python: str | None) -> tuple[dict, str
     for rep in range(reps):
         for network, by in figures.items():
             for variant, once in VARIANTS.items():
-                if variant == "plain script, MindSpore's defaults" and not ISA_FOR_NETWORK.get(network):
+                if variant == "plain script, MindSpore's defaults" and not network_spec(network).onednn_isa:
                     continue  # the project sets nothing for this network: the same as the line above
                 if variant == "project, MindSpore's operators" and network != "lenet5":
                     continue  # custom operators are LeNet-5's only: the same as "project"

@@ -7,8 +7,10 @@ from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
 
 from core.i18n import text
+from core.model.networks import network_names, network_spec
+from core.model.networks.mlp import DEFAULT_HIDDEN, MAX_HIDDEN_LAYERS, MAX_UNITS
 
-NETWORKS = ("lenet5", "mlp")
+NETWORKS = network_names()  # core/model/networks/: one module per network
 STYLES = ("cell", "functional")
 MODES = ("graph", "pynative")
 OPTIMIZERS = ("momentum", "sgd", "adam")
@@ -20,7 +22,7 @@ AMP_LEVELS = ("O0", "O1", "O2", "O3")
 # page says so (configure.amp_note in core/locales).
 
 LABELS = {
-    "lenet5": "LeNet-5", "mlp": "MLP (784-hidden-10, --hidden; default 512,512)",
+    **{name: network_spec(name).label for name in NETWORKS},
     "cell": "Cell: WithLossCell + TrainOneStepCell", "functional": "Functional: value_and_grad + optimizer",
     "graph": "Graph (compiled)", "pynative": "PyNative (eager)",
     "momentum": "Momentum", "sgd": "SGD", "adam": "Adam",
@@ -31,9 +33,6 @@ LABELS = {
 }
 
 MAX_BATCH = 4096
-DEFAULT_HIDDEN = (512, 512)
-MAX_HIDDEN_LAYERS = 6   # as TensorFlow Playground; deeper plain MLPs train badly on MNIST anyway
-MAX_UNITS = 2048
 MAX_VALIDATE_EVERY = 100_000
 # K steps in one graph call: LeNet-5 and the MLP train with the same weights bit for bit and less overhead per
 # step (bench/kstep_alone.py, bench/user_visible.py); larger K compiles longer (the loop is unrolled). Unless
@@ -57,7 +56,7 @@ class ConfigError(ValueError):
 
 @dataclass(frozen=True)
 class TrainConfig:
-    network: str = "lenet5"
+    network: str = NETWORKS[0]
     style: str = "cell"
     mode: str = "graph"
     optimizer: str = "momentum"
@@ -83,7 +82,8 @@ class TrainConfig:
     # Start from these weights instead of random ones (a fine-tune): a checkpoint file, or run:RUN_ID for a run of
     # the store (core/runs/start_weights.py). The checkpoint's network must be this one.
     init_checkpoint: str | None = None
-    # The MLP's hidden layers, units per layer ((): no hidden layer, i.e. softmax regression). LeNet-5 ignores it.
+    # The MLP's hidden layers, units per layer ((): no hidden layer, i.e. softmax regression). The networks
+    # whose spec does not list it among its shape_fields ignore it.
     hidden: tuple[int, ...] = DEFAULT_HIDDEN
     # Validate every N steps as well as after every epoch (0: after every epoch only), so that a short lesson
     # run still draws a validation curve with enough points.
@@ -193,9 +193,9 @@ class TrainConfig:
     @property
     def shape_label(self) -> str:
         """The network's shape in a few characters: "LeNet-5", "MLP 784-64-64-10"."""
-        if self.network != "mlp":
-            return LABELS.get(self.network, self.network)
-        return "MLP " + "-".join(str(n) for n in (784, *self.hidden, 10))
+        if self.network not in NETWORKS:
+            return self.network
+        return network_spec(self.network).shape_label(self)
 
     def steps_per_call_for(self, parallel: bool, steps_per_epoch: int = 1) -> int:
         """K for this run: several steps per call only where they are one compiled graph (Graph mode, Cell

@@ -10,9 +10,9 @@ import gc
 import os
 import sys
 
-# Fastest measured oneDNN ISA cap per network (None: leave oneDNN's own choice).
-ISA_FOR_NETWORK = {"lenet5": "AVX2", "mlp": None}
-APP_ISA = "AVX2"  # the app process predicts with both networks; convolutions dominate there
+from core.model.networks import network_names, network_spec
+
+APP_ISA = "AVX2"  # the app process predicts with every network; convolutions dominate there
 _CHOSEN_MARK = "STUDIO_CHOSE_ONEDNN_ISA"  # set when the value below was our choice, not the user's
 
 # In a graph of K training steps MindSpore copies every weight it reads (a TensorMove per weight and step),
@@ -20,19 +20,19 @@ _CHOSEN_MARK = "STUDIO_CHOSE_ONEDNN_ISA"  # set when the value below was our cho
 # write. Level 3 inserts no copies (1 is MindSpore's default, kept where the copies cost nothing measurable):
 # the MLP trains ~4 % more samples per second (docs/performance.md). The tests run with level 3, and
 # tests/test_teaching.py checks that K steps per call still train the same weights bit for bit as one per call.
-LOAD_COPIES = "MS_DEV_SIDE_EFFECT_LOAD_ELIM"
-LOAD_COPIES_FOR_NETWORK = {"lenet5": None, "mlp": "3"}
+LOAD_COPIES = "MS_DEV_SIDE_EFFECT_LOAD_ELIM"  # its level per network: NetworkSpec.load_copies
 
 
 def prepare_process(network: str | None = None) -> bool:
     """Set the environment for this process's MindSpore. Returns False if mindspore was already imported
     (the settings then cannot take effect). A value the user set explicitly is respected."""
     os.environ.setdefault("GLOG_v", "3")  # keep the console free of MindSpore's INFO/WARNING noise
-    isa = APP_ISA if network is None else ISA_FOR_NETWORK.get(network)
+    spec = network_spec(network) if network in network_names() else None  # the fastest measured, per network
+    isa = APP_ISA if network is None else spec and spec.onednn_isa
     if isa and "ONEDNN_MAX_CPU_ISA" not in os.environ:
         os.environ["ONEDNN_MAX_CPU_ISA"] = isa
         os.environ[_CHOSEN_MARK] = "1"
-    if copies := LOAD_COPIES_FOR_NETWORK.get(network or ""):
+    if copies := spec and spec.load_copies:
         os.environ.setdefault(LOAD_COPIES, copies)
     return "mindspore" not in sys.modules
 

@@ -9,12 +9,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from core.runtime import LOAD_COPIES, LOAD_COPIES_FOR_NETWORK, prepare_process
+from core.model.networks import network_spec
+from core.runtime import LOAD_COPIES, prepare_process
 
 prepare_process("lenet5")  # before any test imports mindspore
 # The MLP's training processes skip MindSpore's weight copies in K-step graphs (core.runtime): so do the tests,
 # whose K-step tests (tests/test_teaching.py) check that this trains what one step per call trains.
-os.environ.setdefault(LOAD_COPIES, LOAD_COPIES_FOR_NETWORK["mlp"])
+os.environ.setdefault(LOAD_COPIES, network_spec("mlp").load_copies)
 # AppTest runs the pages in this process, over a new store per test: a dispatcher thread for each would pile up
 # (and start runs a test means to keep queued). Start buttons still start a run at once when a slot is free;
 # the dispatcher's own tests run it explicitly, and the servers the browser tests start dispatch (tests/server.py).

@@ -18,10 +18,13 @@ from core.model.evaluation import NetWithLoss
 from core.model.kernels import custom_ops as custom_ops_module
 from core.model.kernels import library as library_module
 from core.model.losses import build_loss
-from core.model.networks import FastLeNet5, LeNet5, training_network
+from core.model.network_build import training_network
+from core.model.networks.lenet5 import cells as lenet5_cells
 from core.model.optim import build_optimizer
 from core.runtime import set_mode
 from core.training.steps import TrainStep
+
+LeNet5, FastLeNet5 = lenet5_cells()
 
 
 @pytest.fixture

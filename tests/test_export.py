@@ -9,7 +9,7 @@ from core.config import TrainConfig
 from core.model.export import export
 from core.model.export_check import predict_exported
 from core.data.idx import read_images
-from core.model.networks import build_network, network_for
+from core.model.network_build import build_network, network_for
 from tests.apptest import page
 
 

@@ -13,7 +13,7 @@ from core.model import checkpoint
 from core.config import TrainConfig
 from core.data.idx import read_images
 from core.model.inspection import class_gradient, inspect
-from core.model.networks import build_network
+from core.model.network_build import build_network
 from core.data.pipeline import preprocess_numpy
 from tests.apptest import page
 

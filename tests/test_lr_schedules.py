@@ -75,7 +75,7 @@ def test_a_live_change_under_a_schedule_holds_from_its_step(small_mnist):
 
 
 def test_a_resumed_run_continues_its_schedule_where_it_stopped():
-    from core.model.networks import network_for
+    from core.model.network_build import network_for
     from core.model.optim import build_optimizer
     from core.training.learning_rate import LearningRates
     from core.training.run_control import NoControl

@@ -3,7 +3,7 @@ import pytest
 
 import mindspore as ms
 from core.model.metrics import report
-from core.model.networks import build_network, count_parameters, summarize
+from core.model.network_build import build_network, count_parameters, summarize
 
 
 @pytest.mark.parametrize("name, params, shapes", [

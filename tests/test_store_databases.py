@@ -134,7 +134,7 @@ def test_a_writer_killed_while_keeping_a_checkpoint_leaves_file_and_epoch_of_one
     another host reads the checkpoint of the epoch the run's row says (a resume drops the epochs after the
     row's, so a newer file with an older row lost an epoch on resume)."""
     from core.model import checkpoint
-    from core.model.networks import build_network
+    from core.model.network_build import build_network
     from core.runs.checkpoints import CheckpointWriter
     url = postgres_server.new_database()
     config = TrainConfig(network="mlp", hidden=(8,), early_stopping=True)

@@ -11,7 +11,7 @@ import pytest
 
 from core.config import ConfigError, TrainConfig, field_text, parse_field
 from core.data.folders import validate_mnist_dir
-from core.model.networks import count_parameters, network_for
+from core.model.network_build import count_parameters, network_for
 from core.runs.actions import history
 from core.runs.execute import execute
 from core.training.run_control import Control

@@ -7,7 +7,7 @@ import pytest
 
 from core import PROJECT_ROOT
 from core.config import TrainConfig
-from core.model.networks import build_network
+from core.model.network_build import build_network
 from core.training.clock import StepClock, about
 from core.training.early_stopping import BestEpoch, EarlyStopping
 from core.training.events import Callback, CallbackList, EpochMetrics, EventLog, LogEvent, StepEvent

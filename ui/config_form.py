@@ -68,7 +68,7 @@ def write_url(config: TrainConfig) -> None:
 @st.cache_data
 def layer_table(network: str, hidden: tuple[int, ...]) -> pd.DataFrame:
     with MINDSPORE_LOCK:
-        from core.model.networks import build_network, summarize  # deferred: MindSpore
+        from core.model.network_build import build_network, summarize  # deferred: MindSpore
         rows = summarize(build_network(network, hidden=hidden))
     return pd.DataFrame([{"layer": r.name, "type": r.kind, "output shape": str(r.output_shape),
                           "parameters": r.params} for r in rows])  # columns renamed per language on display

@@ -6,20 +6,15 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from core.config import DEFAULT_HIDDEN, MAX_HIDDEN_LAYERS, MAX_UNITS, TrainConfig
+from core.model.networks import DiagramLayer, network_spec
 from ui.language import t
 from ui.present import for_room
 from ui.session import set_config
 
-__all__ = ["shape_buttons", "network_diagram", "mlp_parameters"]
+__all__ = ["shape_buttons", "network_diagram"]
 
 NEW_LAYER_UNITS = 64
 DOTS_SHOWN = 8  # units drawn per layer; a larger layer shows its count under the dots
-
-
-def mlp_parameters(hidden: tuple[int, ...]) -> int:
-    """Weights and biases of the MLP 784-hidden-10."""
-    widths = (28 * 28, *hidden, 10)
-    return sum((a + 1) * b for a, b in zip(widths, widths[1:], strict=False))
 
 
 def _reshape(config: TrainConfig, hidden: tuple[int, ...]) -> None:
@@ -57,13 +52,14 @@ def _shape_row() -> tuple:
     return label, row, row
 
 
+def _name(layer: DiagramLayer) -> str:
+    if layer.kind == "hidden":
+        return t("configure.d_hidden", i=layer.label)
+    return layer.label if layer.kind == "layer" else t(f"configure.d_{layer.kind}")
+
+
 def _layers(config: TrainConfig) -> list[tuple[str, int]]:
-    if config.network == "mlp":
-        hidden = [(t("configure.d_hidden", i=i + 1), u) for i, u in enumerate(config.hidden)]
-        return [(t("configure.d_input"), 784), *hidden, (t("configure.d_output"), 10)]
-    return [(t("configure.d_input"), 784), ("conv 6@5×5", 6 * 28 * 28), ("pool", 6 * 14 * 14),
-            ("conv 16@5×5", 16 * 10 * 10), ("pool", 16 * 5 * 5), ("dense", 120), ("dense", 84),
-            (t("configure.d_output"), 10)]
+    return [(_name(layer), layer.units) for layer in network_spec(config.network).diagram(config)]
 
 
 def network_diagram(config: TrainConfig) -> go.Figure:

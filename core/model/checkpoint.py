@@ -12,7 +12,8 @@ import numpy as np
 
 from core.config import ConfigError, NETWORKS, TrainConfig
 from core.messages import Explained
-from core.model.networks import mlp_hidden_from_shapes, network_for
+from core.model.network_build import network_for
+from core.model.networks import network_spec
 
 CONFIG_KEY = "studio_config"
 META_KEY = "studio_meta"
@@ -57,13 +58,11 @@ def _shapes(params: dict) -> dict[str, tuple]:
 
 
 def infer_network(params: dict) -> TrainConfig:
-    """Which of our networks (and, for an MLP, which shape) a plain checkpoint (no config inside) belongs to,
-    by parameter names and shapes."""
+    """Which of our networks (and which shape, for a network its config shapes) a plain checkpoint (no config
+    inside) belongs to, by parameter names and shapes."""
     shapes = _shapes(params)
-    hidden = mlp_hidden_from_shapes(shapes)
-    candidates = [TrainConfig(network=name) for name in NETWORKS]
-    if hidden is not None:
-        candidates.append(TrainConfig(network="mlp", hidden=hidden))
+    candidates = [TrainConfig(network=name, **changes) for name in NETWORKS
+                  for changes in network_spec(name).checkpoint_shapes(shapes)]
     for config in candidates:
         if not config.errors():
             expected = {p.name: tuple(p.shape) for p in network_for(config).get_parameters()}

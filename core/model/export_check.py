@@ -10,13 +10,15 @@ import numpy as np
 
 from core.messages import ExplainedValueError
 from core.model.metrics import softmax
+from core.model.networks import network_names, network_spec
 
 __all__ = ["Agreement", "agreement", "predict_exported", "refuse_unexportable", "EXPORTABLE_CELLS"]
 
 # Layers checked to export to both formats on this build (mindspore 2.10, CPU) and to read the same afterwards
-# (tests/test_export.py); containers hold no computation of their own.
-EXPORTABLE_CELLS = frozenset({"Conv2d", "Dense", "ReLU", "MaxPool2d", "Flatten", "SequentialCell", "CellList",
-                              "LeNet5", "MLP"})
+# (tests/test_export.py, tests/test_network_registry.py); containers hold no computation of their own. Each
+# network's spec adds its own cells.
+LAYERS = frozenset({"Conv2d", "Dense", "ReLU", "MaxPool2d", "Flatten", "SequentialCell", "CellList"})
+EXPORTABLE_CELLS = LAYERS.union(*(network_spec(name).exportable_cells for name in network_names()))
 
 
 @dataclass(frozen=True)
@@ -38,7 +40,7 @@ def refuse_unexportable(net, fmt: str) -> None:
         kind = type(cell).__name__
         if kind not in EXPORTABLE_CELLS:
             raise ExplainedValueError("export_unsupported", layer=name or kind, kind=kind, fmt=fmt.upper(),
-                                      supported=", ".join(sorted(EXPORTABLE_CELLS - {"LeNet5", "MLP"})))
+                                      supported=", ".join(sorted(EXPORTABLE_CELLS)))
 
 
 def predict_exported(path: str | os.PathLike, fmt: str, images: np.ndarray) -> np.ndarray:

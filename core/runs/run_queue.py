@@ -21,7 +21,8 @@ import statistics
 import time
 from dataclasses import dataclass
 
-from core.config import TrainConfig
+from core.config import NETWORKS, TrainConfig
+from core.model.networks import network_spec
 from core.runs.rows import FULL_SPEED, QUEUED, QueueState, Run, StartPace
 from core.runs.store import RunStore
 
@@ -34,7 +35,6 @@ MAX_SWEEPS_ENV = "STUDIO_MAX_OPEN_SWEEPS_PER_PERSON"
 DEFAULT_MAX_SWEEPS = 3
 DEFAULT_SLOTS = 1
 MAX_SLOTS = 64
-FALLBACK_SAMPLES_PER_S = {"lenet5": 5_000.0, "mlp": 10_000.0}  # before any run of the network has finished
 TRAIN_IMAGES_GUESS = 4_500
 
 
@@ -174,7 +174,8 @@ class RunQueue:
         alike = [d for d in done if d[0].data_dir == config.data_dir] or done
         if alike:
             return statistics.median(seconds / epochs for _, epochs, seconds in alike[:5]) * config.epochs
-        speed = self._recent_speed(config.network) or FALLBACK_SAMPLES_PER_S.get(config.network, 5_000.0)
+        fallback = network_spec(config.network).fallback_samples_per_s if config.network in NETWORKS else 5_000.0
+        speed = self._recent_speed(config.network) or fallback
         return config.epochs * TRAIN_IMAGES_GUESS / speed
 
     def _recent_speed(self, network: str) -> float | None:

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from core import PROJECT_ROOT
 from core.config import NETWORKS
+from core.model.networks import network_spec
 from core.runs.store import RunStore
 from core.runtime import child_environment
 
@@ -38,9 +39,10 @@ class WarmPool:
         self._lock = threading.Lock()
 
     def fill(self) -> None:
-        """Start a warm worker for every network that has none (in the background: returns at once)."""
+        """Start a warm worker for every network whose spec keeps one and that has none (in the background:
+        returns at once)."""
         with self._lock:
-            for network in NETWORKS:
+            for network in (n for n in NETWORKS if network_spec(n).warm_worker):
                 proc = self.ready.get(network)
                 if proc is None or proc.poll() is not None:
                     self.ready[network] = self._start(network)

@@ -18,7 +18,7 @@ from core.data.pipeline import create_dataset
 from core.model import checkpoint
 from core.model.evaluation import NetWithLoss
 from core.model.losses import build_loss
-from core.model.networks import training_network
+from core.model.network_build import training_network
 from core.model.optim import build_optimizer
 from core.runtime import set_mode
 from core.training.run_control import CollectiveControl, Control, NoControl

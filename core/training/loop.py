@@ -20,7 +20,7 @@ from core.config import TrainConfig
 from core.data.folders import MnistFolder
 from core.messages import Message
 from core.model.evaluation import evaluate_batches
-from core.model.networks import operators_line
+from core.model.networks import network_spec
 from core.training.prepared import model_for
 from core.training.build import control_for, prepare_data, seed_run
 from core.training.clock import StepClock
@@ -121,7 +121,7 @@ def _announce(loop: LoopState, resume: ResumeState | None) -> None:
                     f"{d.validation_images} validation images · {d.steps_per_epoch} steps per epoch"
                     + (f" · {d.workers} workers × {d.batch} samples per step (global batch {d.batch * d.workers})"
                        if loop.parallel else ""))
-    if c.network == "lenet5":
+    if (operators_line := network_spec(c.network).operators_line) is not None:
         loop.events.log(operators_line(loop.model.net))
     if resume is not None:
         loop.events.log(f"resuming after epoch {resume.epoch} (step {resume.step}) from its checkpoint")

@@ -18,7 +18,7 @@ import mindspore as ms
 import numpy as np
 
 from core.config import TrainConfig
-from core.model.networks import training_network
+from core.model.network_build import training_network
 from core.runtime import set_mode
 from core.training.build import Model, build_model
 from core.training.parallel import Parallel

@@ -7,7 +7,7 @@ import mindspore as ms
 from core.model import checkpoint
 from core.model.checkpoint import CheckpointError
 from core.config import TrainConfig
-from core.model.networks import build_network
+from core.model.network_build import build_network
 from core.training.weight_arrays import snapshot
 
 
