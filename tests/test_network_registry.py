@@ -20,8 +20,8 @@ from tests.apptest import page
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def test_the_registry_holds_the_networks_in_the_pages_order():
-    assert NETWORKS[:2] == ("lenet5", "mlp")
+def test_the_registry_holds_the_three_networks_in_the_pages_order():
+    assert NETWORKS[:2] == ("lenet5", "mlp") and "resnet" in NETWORKS
 
 
 def _drawn_seven() -> np.ndarray:
