@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 
 from bench.record import save, stamp
+from core.config import NETWORKS
 from bench.cases import ROOT, env_for
 
 SHARED_MNIST = ROOT.parent / "shared" / "data" / "mnist"
@@ -66,7 +67,7 @@ def main() -> None:
     args = ap.parse_args()
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
-        for network in ("lenet5", "mlp"):
+        for network in NETWORKS:
             row = train_and_score(network, Path(tmp), args.test_data)
             print(f"{network}: {row['test_accuracy']:.2%} on the official test set, {row['training_s']} s training",
                   flush=True)

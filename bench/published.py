@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results"
 DOCUMENTS = (ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")))
 BLOCK = re.compile(r"(<!-- bench:(?P<name>[\w-]+) -->\n)(?P<body>.*?)(<!-- /bench:(?P=name) -->)", re.S)
-NETWORK = {"lenet5": "LeNet-5", "mlp": "MLP"}
+NETWORK = {"lenet5": "LeNet-5", "mlp": "MLP", "resnet": "ResNet-8"}
 
 
 def _load(name: str) -> dict:
