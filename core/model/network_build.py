@@ -9,18 +9,19 @@ import mindspore.nn as nn
 from core.config import TrainConfig
 from core.model.networks import network_spec
 from core.model.networks.mlp import DEFAULT_HIDDEN
+from core.model.networks.registry import NUM_CLASSES
 
 INPUT_SHAPE = (1, 28, 28)
 
 
-def build_network(name: str, hidden: tuple[int, ...] = DEFAULT_HIDDEN) -> nn.Cell:
+def build_network(name: str, hidden: tuple[int, ...] = DEFAULT_HIDDEN, num_classes: int = NUM_CLASSES) -> nn.Cell:
     """A fresh network; hidden: the MLP's hidden layer widths (networks without a `hidden` ignore it)."""
-    return network_for(TrainConfig(network=network_spec(name).name, hidden=tuple(hidden)))
+    return network_for(TrainConfig(network=network_spec(name).name, hidden=tuple(hidden)), num_classes)
 
 
-def network_for(config) -> nn.Cell:
+def network_for(config, num_classes: int = NUM_CLASSES) -> nn.Cell:
     """The network a TrainConfig describes, on MindSpore's operators."""
-    return network_spec(config.network).build(config)
+    return network_spec(config.network).build(config, num_classes)
 
 
 def training_network(config) -> nn.Cell:

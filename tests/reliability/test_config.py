@@ -23,7 +23,7 @@ def test_defaults_are_valid():
     ("momentum", 1.5, "≤ 0.999"),
     ("patience", 0, "≥ 1"),
     ("val_fraction", 0.9, "≤ 0.5"),
-    ("network", "resnet", "unknown network 'resnet'"),
+    ("network", "resnet50", "unknown network 'resnet50'"),
     ("optimizer", "lion", "choose one of momentum, sgd, adam"),
     ("amp_level", "O4", "unknown amp_level"),
 ])

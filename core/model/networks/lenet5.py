@@ -65,8 +65,8 @@ def cells() -> LeNetCells:
     return LeNetCells(LeNet5, FastLeNet5)
 
 
-def build(config):
-    return cells().plain()
+def build(config, num_classes: int = NUM_CLASSES):
+    return cells().plain(num_classes)
 
 
 def fast_build(config):

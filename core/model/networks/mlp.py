@@ -35,8 +35,8 @@ def cells() -> type:
     return MLP
 
 
-def build(config):
-    return cells()(hidden=tuple(config.hidden))
+def build(config, num_classes: int = NUM_CLASSES):
+    return cells()(num_classes, tuple(config.hidden))
 
 
 def hidden_from_shapes(shapes: dict[str, tuple]) -> tuple[int, ...] | None:

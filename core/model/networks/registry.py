@@ -30,7 +30,7 @@ class DiagramLayer:
 class NetworkSpec:
     name: str                                   # the config's and the command line's word: --network NAME
     label: str                                  # a few English words for --help; pages use locales' labels.NAME
-    build: Callable[[Any], Any]                 # TrainConfig -> a fresh nn.Cell (imports MindSpore)
+    build: Callable[[Any, int], Any]            # (TrainConfig, classes) -> a fresh nn.Cell (imports MindSpore)
     diagram: Callable[[Any], list[DiagramLayer]]  # TrainConfig -> the picture's columns
     shape_label: Callable[[Any], str]           # TrainConfig -> "LeNet-5", "MLP 784-64-10"
     exportable_cells: frozenset[str]            # its own cell classes, checked to export to ONNX and MindIR

@@ -63,6 +63,10 @@ def cells() -> ResNetCells:
     return ResNetCells(ResNet8, ResidualBlock)
 
 
+def build(config, num_classes: int = NUM_CLASSES):
+    return cells().net(num_classes)
+
+
 def diagram(config) -> list[DiagramLayer]:
     side = 28
     stem = DiagramLayer("layer", WIDTHS[0] * side * side, f"conv {WIDTHS[0]}@3×3")
@@ -74,7 +78,7 @@ def diagram(config) -> list[DiagramLayer]:
 
 
 SPEC = register_network(NetworkSpec(
-    name="resnet", label="ResNet-8 (residual CNN with BatchNorm)", build=lambda config: cells().net(),
+    name="resnet", label="ResNet-8 (residual CNN with BatchNorm)", build=build,
     diagram=diagram, shape_label=lambda config: "ResNet-8",
     exportable_cells=frozenset({"ResNet8", "ResidualBlock", "BatchNorm2d", "AvgPool2d", "Identity"}),
     fallback_samples_per_s=1_000.0,
