@@ -6,7 +6,7 @@ against the checkpoint, as the Runs page checks them.
     .venv/bin/python -m bench.accuracy                      # ~2 min on the 2-core machine
 
 Results: bench/results/accuracy.json; `python -m bench.report --write` puts the table in the README.
-tests/test_accuracy.py keeps a floor under the same command.
+tests/process/test_accuracy.py keeps a floor under the same command.
 """
 from __future__ import annotations
 

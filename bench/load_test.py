@@ -36,8 +36,8 @@ from core.config import TrainConfig
 from core import PROJECT_ROOT
 from core.runs.run_queue import RunQueue
 from core.runs.store import RunStore
-from tests.helpers import cli, wait_for
-from tests.server import CHROMIUM, CHROMIUM_ARGS, start_server
+from tests.support.helpers import cli, wait_for
+from tests.support.server import CHROMIUM, CHROMIUM_ARGS, start_server
 
 STROKE_EVERY_S = 2.0  # per drawing session: a person draws a stroke, looks, draws the next
 

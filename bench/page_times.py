@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.record import save, stamp  # noqa: E402
-from tests.server import CHROMIUM, CHROMIUM_ARGS, start_server  # noqa: E402
+from tests.support.server import CHROMIUM, CHROMIUM_ARGS, start_server  # noqa: E402
 from ui.navigation import PAGES  # noqa: E402
 
 COMPLETE_JS = """url => {

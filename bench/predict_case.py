@@ -26,7 +26,7 @@ def main() -> None:
 
 def cold_start() -> dict:
     from bench.ws_client import SessionStats, watch_page
-    from tests.server import start_server
+    from tests.support.server import start_server
     store = Path(tempfile.mkdtemp()) / "store"
     t = time.perf_counter()
     server = start_server(store)

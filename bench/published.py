@@ -4,7 +4,7 @@ A table lives in a document between two markers:
     <!-- bench:accuracy -->
     ... generated: never edited by hand ...
     <!-- /bench:accuracy -->
-`python -m bench.report --write` fills every marked block from bench/results/; tests/test_published.py fails
+`python -m bench.report --write` fills every marked block from bench/results/; tests/unit/test_published.py fails
 when a block differs from what its results file gives, so a figure cannot be changed by hand or outlive its
 measurement.
 """

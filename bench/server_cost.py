@@ -36,9 +36,9 @@ from core.config import TrainConfig  # noqa: E402
 from core.runs.run_queue import RunQueue  # noqa: E402
 from core.runs.store import RunStore  # noqa: E402
 from core.runs.store.local_postgres import PostgresServer  # noqa: E402
-from tests.helpers import wait_for  # noqa: E402
-from tests.nginx import start_nginx  # noqa: E402
-from tests.server import start_server  # noqa: E402
+from tests.support.helpers import wait_for  # noqa: E402
+from tests.support.nginx import start_nginx  # noqa: E402
+from tests.support.server import start_server  # noqa: E402
 
 def window(store: RunStore, run_id: str, url: str | None, viewers: int, seconds: float, pids: list[int]) -> dict:
     """One measuring window: the viewers (none: the training alone) for `seconds`."""

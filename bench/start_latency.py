@@ -33,7 +33,7 @@ from bench.page_times import COMPLETE_JS  # noqa: E402
 from core.runs.store import RunStore  # noqa: E402
 from core.runs.warm_pool import log_path  # noqa: E402
 from core.cli.warm_worker import READY  # noqa: E402
-from tests.server import CHROMIUM, CHROMIUM_ARGS, start_server  # noqa: E402
+from tests.support.server import CHROMIUM, CHROMIUM_ARGS, start_server  # noqa: E402
 
 
 WARM_UP_S = 3.0  # after both warm workers said they are ready

@@ -19,7 +19,7 @@ _CHOSEN_MARK = "STUDIO_CHOSE_ONEDNN_ISA"  # set when the value below was our cho
 # although the graph's UpdateState nodes already order every reader of a weight before the optimizer's in-place
 # write. Level 3 inserts no copies (1 is MindSpore's default, kept where the copies cost nothing measurable):
 # the MLP trains ~4 % more samples per second (docs/performance.md). The tests run with level 3, and
-# tests/test_teaching.py checks that K steps per call still train the same weights bit for bit as one per call.
+# tests/process/test_teaching.py checks that K steps per call still train the same weights bit for bit as one per call.
 LOAD_COPIES = "MS_DEV_SIDE_EFFECT_LOAD_ELIM"  # its level per network: NetworkSpec.load_copies
 
 

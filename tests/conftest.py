@@ -14,14 +14,14 @@ from core.runtime import LOAD_COPIES, prepare_process
 
 prepare_process("lenet5")  # before any test imports mindspore
 # The MLP's training processes skip MindSpore's weight copies in K-step graphs (core.runtime): so do the tests,
-# whose K-step tests (tests/test_teaching.py) check that this trains what one step per call trains.
+# whose K-step tests (tests/process/test_teaching.py) check that this trains what one step per call trains.
 os.environ.setdefault(LOAD_COPIES, network_spec("mlp").load_copies)
 # AppTest runs the pages in this process, over a new store per test: a dispatcher thread for each would pile up
 # (and start runs a test means to keep queued). Start buttons still start a run at once when a slot is free;
-# the dispatcher's own tests run it explicitly, and the servers the browser tests start dispatch (tests/server.py).
+# the dispatcher's own tests run it explicitly, and the servers the browser tests start dispatch (tests/support/server.py).
 os.environ["STUDIO_DISPATCH"] = "0"
 # The pages' tests are the trusted single-user machine's (STUDIO_OPEN=1: no access link asked); the access link's
-# own tests (tests/test_server_token.py, tests/test_browser_token.py) unset it, as ./run.sh's default is.
+# own tests (tests/unit/test_server_token.py, tests/browser/test_browser_token.py) unset it, as ./run.sh's default is.
 os.environ["STUDIO_OPEN"] = "1"
 # The custom operators' library is built once per test session into a temporary folder (core.model.kernels), not
 # into the user's cache; the processes the tests start inherit the folder.
@@ -79,9 +79,20 @@ def small_mnist(tmp_path_factory, shared_mnist) -> Path:
 DATABASES = ("sqlite", "postgresql")
 
 
+GROUPS = ("unit", "process", "browser", "reliability")  # tests/<group>/, each a marker: pytest -m unit
+
+
+def pytest_collection_modifyitems(items):
+    """Each test is marked with its folder's group (pytest.ini registers them)."""
+    for item in items:
+        group = Path(str(item.fspath)).parent.name
+        if group in GROUPS:
+            item.add_marker(getattr(pytest.mark, group))
+
+
 def pytest_generate_tests(metafunc):
     """Every test that uses a store runs on SQLite; in modules that set BOTH_DATABASES = True, on a real
-    PostgreSQL server too (tests/postgres.py)."""
+    PostgreSQL server too (tests/support/postgres.py)."""
     if "database" in metafunc.fixturenames:
         both = getattr(metafunc.module, "BOTH_DATABASES", False)
         metafunc.parametrize("database", DATABASES if both else DATABASES[:1], indirect=True)
@@ -89,7 +100,7 @@ def pytest_generate_tests(metafunc):
 
 @pytest.fixture(scope="session")
 def postgres_server():
-    from tests.postgres import started_postgres
+    from tests.support.postgres import started_postgres
     server = started_postgres()
     yield server
     server.stop()

@@ -10,7 +10,7 @@ def still_drawn(key: str) -> bool:
     """Whether the widget whose callback runs is in the session. Streamlit can run the callback of a widget that
     the page's last run no longer drew: a click on Train's Start right after coming from Configure (both draw the
     start-paused toggle) found no "start_paused" in the session, and the KeyError lost the click's own action
-    (tests/test_browser_actions.py in CI). Such a callback has no new value to act on."""
+    (tests/browser/test_browser_actions.py in CI). Such a callback has no new value to act on."""
     return key in st.session_state
 
 

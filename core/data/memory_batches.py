@@ -5,7 +5,7 @@ from the step itself. Fed from memory, training the bundled images through the c
 to 21,646 samples/s (MLP) and from 6,725 to 7,767 (LeNet-5): `python -m bench.ab_commits 8a9cd51 ad77247`
 (the commits before and after), 3 interleaved rounds (bench/results/ab_commits.json). The images are kept as
 uint8; each is normalised by `preprocess_numpy`, which gives the pipeline's own output bit for bit
-(tests/test_training_pieces.py), the first time a batch takes it, and kept as float32 while the split's float32
+(tests/process/test_training_pieces.py), the first time a batch takes it, and kept as float32 while the split's float32
 copy takes at most `NORMALISED_LIMIT` bytes (the full 60,000 images: 188 MB): from the second epoch on, a
 batch is one gather. Normalising each batch every epoch took 7-8.5 ms of an MLP epoch's ~190 ms on the bundled
 images (100-120 us a batch of 64: numpy's four passes); normalising the whole split before the first step

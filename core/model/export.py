@@ -19,7 +19,7 @@ from core.config import TrainConfig
 from core.model.export_check import refuse_unexportable
 
 FORMATS = {"mindir": ("MINDIR", ".mindir"), "onnx": ("ONNX", ".onnx")}
-MEAN, STD = 0.1307, 0.3081  # core.data.pipeline's (tests/test_export.py checks they agree)
+MEAN, STD = 0.1307, 0.3081  # core.data.pipeline's (tests/process/test_export.py checks they agree)
 
 
 def metadata(config: TrainConfig) -> dict[str, str]:

@@ -15,8 +15,8 @@ from core.model.networks import network_names, network_spec
 __all__ = ["Agreement", "agreement", "predict_exported", "refuse_unexportable", "EXPORTABLE_CELLS"]
 
 # Layers checked to export to both formats on this build (mindspore 2.10, CPU) and to read the same afterwards
-# (tests/test_export.py, tests/test_network_registry.py); containers hold no computation of their own. Each
-# network's spec adds its own cells.
+# (tests/process/test_export.py, tests/process/test_network_registry.py); containers hold no computation of their
+# own. Each network's spec adds its own cells.
 LAYERS = frozenset({"Conv2d", "Dense", "ReLU", "MaxPool2d", "Flatten", "SequentialCell", "CellList"})
 EXPORTABLE_CELLS = LAYERS.union(*(network_spec(name).exportable_cells for name in network_names()))
 

@@ -17,7 +17,7 @@ class LearningRates:
     """Sets the optimizer's learning rate before a step. A constant rate is a float in a Parameter, an input
     of the compiled step graph, so a new value takes effect at the next step without recompiling. Written
     with ops.assign: Parameter.set_data changed the value but PyNative steps went on with the old rate
-    (measured with mindspore 2.10: identical weights; tests/test_teaching.py). A schedule is a Parameter
+    (measured with mindspore 2.10: identical weights; tests/process/test_teaching.py). A schedule is a Parameter
     holding every step's rate, indexed by the optimizer's global_step inside the graph (so K steps per call
     follow it); a change rewrites its tail."""
 

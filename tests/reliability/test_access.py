@@ -15,7 +15,7 @@ from core import PROJECT_ROOT
 from core.data.idx import DataError
 from core.app.throttle import Throttle
 from core.config import TrainConfig
-from tests.apptest import page
+from tests.support.apptest import page
 
 
 def give_name(at, name: str) -> None:

@@ -11,9 +11,9 @@ from core.config import TrainConfig
 from core.runs import launcher
 from core.runs.rows import StartPace
 from core.runs.store import DatabaseError, RunStore
-from tests.apptest import page
-from tests.helpers import wait_for
-from tests.postgres import started_postgres
+from tests.support.apptest import page
+from tests.support.helpers import wait_for
+from tests.support.postgres import started_postgres
 
 OUTAGE_S = 20.0
 STALE_S = 8.0  # the app's patience with a silent worker, shortened here so that the outage outlasts it

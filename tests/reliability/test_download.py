@@ -8,8 +8,8 @@ import pytest
 from core.data.download_job import DownloadJob
 from core.data.downloader import ARCHIVES, DownloadCancelled, download_mnist
 from core.data.idx import DataError
-from tests.helpers import wait_for
-from tests.mirror import Server
+from tests.support.helpers import wait_for
+from tests.support.mirror import Server
 
 TEST_ARCHIVES = {k: v for k, v in ARCHIVES.items() if k.startswith("t10k")}
 

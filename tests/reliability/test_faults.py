@@ -15,7 +15,7 @@ from core.config import TrainConfig
 from core.runs.execute import execute
 from core.runs.store import RunStore
 from core.runs.store.database import dispose
-from tests.helpers import cli, small_filesystem, wait_for
+from tests.support.helpers import cli, small_filesystem, wait_for
 
 
 @pytest.fixture

@@ -11,8 +11,8 @@ from core.app import model_service
 from core.app.throttle import Throttle
 from core.model import checkpoint
 from core.config import TrainConfig
-from tests.apptest import page, seen
-from tests.helpers import wait_for
+from tests.support.apptest import page, seen
+from tests.support.helpers import wait_for
 
 
 def test_an_unusable_store_folder_is_explained_on_every_page(tmp_path, monkeypatch):
@@ -42,7 +42,7 @@ def test_a_long_run_keeps_the_train_page_small(store):
 
 def test_a_deleted_checkpoint_is_reported_on_evaluate_and_draw_opens_without_error(with_run):
     """Under AppTest the canvas is always empty, so Draw never predicts here: the prediction with a deleted
-    checkpoint is tested where a stroke can be drawn, in tests/test_browser_actions.py."""
+    checkpoint is tested where a stroke can be drawn, in tests/browser/test_browser_actions.py."""
     store, run_id = with_run
     os.remove(store.get(run_id).checkpoint)
     at = page("evaluate")
@@ -205,13 +205,13 @@ def test_a_number_hundreds_of_digits_long_gets_a_message_not_an_overflow(store):
     assert not at.exception, [e.value for e in at.exception]
     warnings = " ".join(seen(w.value) for w in at.warning)
     assert "(400 characters)" in warnings and "(401 characters)" in warnings and "9" * 100 not in warnings
-    from tests.helpers import cli
+    from tests.support.helpers import cli
     p = cli("core.cli.train", "--epochs", "9" * 400, "--store", str(store.root))
     assert p.returncode == 2 and "Traceback" not in p.stderr and "(400 characters)" in p.stderr, p.stderr
 
 
 def test_the_command_line_refuses_an_init_checkpoint_that_is_not_one_before_queueing(store, tmp_path):
-    from tests.helpers import cli
+    from tests.support.helpers import cli
     text = tmp_path / "passwd"
     text.write_text("root:x:0:0:root:/root:/bin/bash\n")
     p = cli("core.cli.train", "--network", "mlp", "--init-checkpoint", str(text), "--no-wait", "--store", str(store.root))

@@ -11,7 +11,7 @@ from core.config import TrainConfig
 from core.runs.people import os_user
 from core.runs.store import DatabaseError, RunStore
 from core.runs.store.database import dispose
-from tests.helpers import cli, small_filesystem
+from tests.support.helpers import cli, small_filesystem
 
 
 def test_a_store_on_a_read_only_mount_is_read_and_exported_and_refuses_writes(tmp_path):

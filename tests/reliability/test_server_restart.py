@@ -9,8 +9,8 @@ import pytest
 
 from core.runs.processes import pid_alive
 from core.runs.store import RunStore
-from tests.helpers import wait_for
-from tests.server import CHROMIUM, CHROMIUM_ARGS, require_chromium, start_server
+from tests.support.helpers import wait_for
+from tests.support.server import CHROMIUM, CHROMIUM_ARGS, require_chromium, start_server
 
 require_chromium(pytest)
 

@@ -7,7 +7,7 @@ import pytest
 from core.config import ConfigError, TrainConfig
 from core.runs.store import RunBusy, RunStore
 from core.training.events import EpochMetrics
-from tests.helpers import cli
+from tests.support.helpers import cli
 
 BOTH_DATABASES = True  # every test here runs on SQLite and on a real PostgreSQL (tests/conftest.py)
 
@@ -180,7 +180,7 @@ def test_a_database_file_deleted_or_corrupted_while_the_studio_runs_is_said_on_e
     """SQLite's file (a server's database is the server's to keep): not a traceback, and never a silently empty
     store: the page says what happened and what to do."""
     from core.runs.store import DatabaseError
-    from tests.apptest import page
+    from tests.support.apptest import page
     monkeypatch.delenv("STUDIO_DATABASE_URL", raising=False)
     monkeypatch.setenv("STUDIO_DATA_DIR", str(tmp_path / "store"))
     store = RunStore(tmp_path / "store")

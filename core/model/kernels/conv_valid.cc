@@ -10,7 +10,7 @@
 // - the input gradient runs over 16 columns of a row: it is the "full" correlation of the output gradient,
 //   zero-padded by K-1 on every side, with the flipped kernel, summed over the output channels.
 // Sums run in another order than oneDNN's: the results agree within float tolerance
-// (tests/test_custom_kernels.py). The calling convention is MindSpore's: params holds the inputs, then the
+// (tests/process/test_custom_kernels.py). The calling convention is MindSpore's: params holds the inputs, then the
 // outputs; shapes[i] is params[i]'s.
 #include <algorithm>
 #include <cstdint>

@@ -13,7 +13,7 @@ part left. Three operators replace them:
   use it.
 - conv_valid(x, w): a convolution of C channels with no padding and stride 1 (LeNet-5's second), with both
   gradients, vectorized over 16 output channels (forward, filter gradient) and 16 columns (input gradient).
-Sums run in another order than oneDNN's: tests/test_custom_kernels.py holds every result within float tolerance
+Sums run in another order than oneDNN's: tests/process/test_custom_kernels.py holds every result within float tolerance
 of MindSpore's own operators, and the weights after training within a stated tolerance."""
 from __future__ import annotations
 

@@ -43,7 +43,7 @@ class PostgresServer:
 
     def __init__(self, address: str = "127.0.0.1", on_host: list[str] | None = None, clients: str | None = None,
                  durable: bool = False):
-        """address: where it listens; on_host: a prefix that runs a command on another host (tests/hosts.py);
+        """address: where it listens; on_host: a prefix that runs a command on another host (tests/support/hosts.py);
         clients: a network (a.b.c.0/24) whose hosts may connect too; durable: fsync every commit, as a real
         server does (a scratch server does not)."""
         self.address, self.on_host, self.clients, self.durable = address, on_host or [], clients, durable

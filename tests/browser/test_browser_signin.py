@@ -1,0 +1,102 @@
+"""Sign-in with OpenID Connect end to end: a real provider on 127.0.0.1 (npm's oidc-provider, started here with a
+client for the app and its development login form), Streamlit's st.login in Chromium, two users one after the
+other. Alice's run is recorded as hers (her e-mail); Bob sees it and its owner but cannot pause or stop it."""
+import os
+import shutil
+import subprocess
+import urllib.request
+
+import pytest
+
+from core import PROJECT_ROOT
+from core.runs.store import RunStore
+from tests.support.helpers import wait_for
+from tests.support.server import CHROMIUM, CHROMIUM_ARGS, free_port, require_chromium, start_server
+from tests.browser.test_browser import SHOTS, nav, shot
+
+require_chromium(pytest)
+
+from playwright.sync_api import expect, sync_playwright  # noqa: E402
+
+OIDC = PROJECT_ROOT / "tests" / "support" / "oidc"
+
+
+@pytest.fixture
+def provider(tmp_path):
+    """The provider on a free port, for an app on another free port; (provider url, app port, secrets file)."""
+    if not shutil.which("node") or not (OIDC / "node_modules" / "oidc-provider").exists():
+        if os.environ.get("STUDIO_REQUIRE_BROWSER"):
+            raise RuntimeError("Node and tests/support/oidc/node_modules are required here: ./test.sh installs them (npm ci)")
+        pytest.skip("Node.js or npm's oidc-provider is missing (./test.sh installs it with npm ci); CI runs this test")
+    port, app_port = free_port(), free_port()
+    url = f"http://127.0.0.1:{port}"
+    with open(tmp_path / "provider.log", "wb") as log:  # the child keeps its own copy of the file
+        proc = subprocess.Popen(["node", str(OIDC / "provider.mjs"), str(port),
+                                 f"http://127.0.0.1:{app_port}/oauth2callback"], cwd=OIDC, stdout=log,
+                                stderr=subprocess.STDOUT)
+    wait_for(lambda: _answers(url + "/.well-known/openid-configuration"), 30, "the OpenID Connect provider")
+    secrets = tmp_path / "secrets.toml"
+    secrets.write_text(f'''[auth]
+redirect_uri = "http://127.0.0.1:{app_port}/oauth2callback"
+cookie_secret = "{os.urandom(24).hex()}"
+client_id = "studio"
+client_secret = "studio-test-secret"
+server_metadata_url = "{url}/.well-known/openid-configuration"
+client_kwargs = {{ prompt = "login" }}
+''')
+    yield url, app_port, secrets
+    proc.terminate()
+    proc.wait(10)
+
+
+def _answers(url: str) -> bool:
+    try:
+        return urllib.request.urlopen(url, timeout=1).status == 200
+    except OSError:
+        return False
+
+
+def sign_in(page, app_url: str, user: str) -> None:
+    page.goto(app_url + "/configure?network=mlp&hidden=32&epochs=300")
+    page.get_by_role("button", name="Sign in").click()
+    page.locator('input[name="login"]').fill(user)  # the provider's development login form
+    page.locator('input[name="password"]').fill("any")
+    page.locator('button[type="submit"]').click()
+    page.locator('button[type="submit"]').click()  # its consent step
+    expect(page.get_by_text(f"Signed in as {user.capitalize()} Example")).to_be_visible(timeout=60_000)
+
+
+def test_two_users_sign_in_one_after_the_other_and_each_owns_what_they_start(tmp_path, provider):
+    _, app_port, secrets = provider
+    root = tmp_path / "store"
+    server = start_server(root, port=app_port, extra_env={"STREAMLIT_SECRETS_FILES": str(secrets)})
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    store = RunStore(root)
+    try:
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            alice = browser.new_context(viewport={"width": 1400, "height": 1000}).new_page()
+            alice.goto(server.url + "/train")
+            expect(alice.get_by_role("button", name="Sign in")).to_be_visible(timeout=60_000)
+            expect(alice.get_by_role("button", name="Start training")).to_have_count(0)  # nothing before sign-in
+            sign_in(alice, server.url, "alice")
+            nav(alice, "Train")
+            alice.get_by_role("button", name="Start training").click()
+            wait_for(lambda: any(r.status == "running" for r in store.list_runs()), 120, "Alice's run")
+            assert store.list_runs()[0].submitter == "alice@example.com"
+
+            bob = browser.new_context(viewport={"width": 1400, "height": 1000}).new_page()
+            sign_in(bob, server.url, "bob")
+            nav(bob, "Train")
+            expect(bob.get_by_text("owner: alice@example.com").first).to_be_visible(timeout=30_000)
+            expect(bob.get_by_role("button", name="⏸️ Pause", exact=True)).to_have_count(0)
+            shot(bob, "signin-1-bob-sees-alices-run")
+            alice.get_by_role("button", name="⏹️ Stop", exact=True).click()
+            wait_for(lambda: store.list_runs()[0].status == "stopped", 15, "Alice's stop")
+            bob.get_by_role("button", name="Sign out").click()
+            bob.get_by_role("button", name="Yes, sign me out").click()  # the provider asks
+            expect(bob.get_by_role("button", name="Sign in")).to_be_visible(timeout=30_000)
+            browser.close()
+        assert "studio-test-secret" not in server.log() and "cookie_secret" not in server.log()
+    finally:
+        server.stop()

@@ -1,0 +1,248 @@
+"""A lesson's training controls on real MindSpore: the MLP's shape, the learning rate changed while it trains
+(and replayed by a re-run), validation every N steps, Step (n steps, then pause) and slow motion."""
+from __future__ import annotations
+
+import itertools
+import threading
+import time
+
+import numpy as np
+import pytest
+
+from core.config import ConfigError, TrainConfig, field_text, parse_field
+from core.data.folders import validate_mnist_dir
+from core.model.network_build import count_parameters, network_for
+from core.runs.actions import history
+from core.runs.execute import execute
+from core.training.run_control import Control
+from core.training.events import EventLog, LearningRateEvent, StepEvent, ValidationEvent
+from core.training.loop import train
+from core.training.weight_arrays import snapshot
+from tests.support.apptest import page
+from tests.support.helpers import wait_for
+
+
+def lesson_config(small_mnist, **changes) -> TrainConfig:
+    settings = dict(network="mlp", hidden=(64, 64), mode="pynative", epochs=1, batch_size=32, data_dir=str(small_mnist))
+    return TrainConfig(**{**settings, **changes})
+
+
+def test_the_mlp_takes_the_shape_it_is_given_and_counts_its_parameters():
+    assert count_parameters(network_for(TrainConfig(network="mlp", hidden=(64, 64)))) == 784 * 64 + 64 + 64 * 64 + 64 + 64 * 10 + 10
+    assert count_parameters(network_for(TrainConfig(network="mlp", hidden=()))) == 784 * 10 + 10
+    assert count_parameters(network_for(TrainConfig(network="mlp"))) == 784 * 512 + 512 + 512 * 512 + 512 + 5130
+    assert parse_field("hidden", "128, 32") == (128, 32) and field_text("hidden", (128, 32)) == "128,32"
+    with pytest.raises(ConfigError, match="layer widths"):
+        parse_field("hidden", "64;64")
+    assert "hidden" in TrainConfig(network="mlp", hidden=(64,) * 7).errors()
+
+
+class AskOnce(Control):
+    """Asks for a learning rate before a given step, as the Train page does through the store."""
+
+    def __init__(self, step: int, learning_rate: float):
+        self.at, self.learning_rate, self.steps = step, learning_rate, 0
+
+    def learning_rate_request(self):
+        self.steps += 1
+        return self.learning_rate if self.steps == self.at else None
+
+
+@pytest.mark.parametrize("mode,style", [("pynative", "cell"), ("graph", "functional")])
+def test_a_learning_rate_asked_for_mid_run_is_used_from_the_next_step_and_a_rerun_replays_it(small_mnist, mode, style):
+    config = lesson_config(small_mnist, mode=mode, style=style, learning_rate=0.01, optimizer="sgd")
+    folder = validate_mnist_dir(config.data_dir)
+    live_events = EventLog()
+    live = train(config, folder, [live_events], AskOnce(step=6, learning_rate=0.2))
+    changes = live_events.of(LearningRateEvent)
+    assert changes == [LearningRateEvent(6, pytest.approx(0.2))]
+    replay_events = EventLog()
+    replay = train(config.with_(lr_changes=((6, 0.2),)), folder, [replay_events])
+    assert replay_events.of(LearningRateEvent) == [LearningRateEvent(6, pytest.approx(0.2), replayed=True)]
+    unchanged = train(config, folder)
+    a, b, c = snapshot(live.net), snapshot(replay.net), snapshot(unchanged.net)
+    assert all(np.array_equal(a[k], b[k]) for k in a), "the re-run must replay the change exactly"
+    assert any(not np.allclose(a[k], c[k]) for k in a), "a 20x learning rate from step 6 must change the weights"
+
+
+def test_validation_every_n_steps_gives_a_curve_within_one_epoch(small_mnist):
+    events = EventLog()
+    result = train(lesson_config(small_mnist, validate_every=10), validate_mnist_dir(str(small_mnist)), [events])
+    steps = result.steps  # 1,080 training images / 32 -> 34 steps
+    points = events.of(ValidationEvent)
+    assert [p.step for p in points] == [10, 20, 30, steps]
+    assert all(0 <= p.val_acc <= 1 and np.isfinite(p.val_loss) for p in points)
+    assert points[-1].val_acc == pytest.approx(result.history[-1].val_acc)
+
+
+def test_step_slow_motion_and_a_new_learning_rate_through_the_run_store(store, small_mnist):
+    run_id = store.create_run(lesson_config(small_mnist, epochs=50), name="lesson")
+    store.request(run_id, "pause")  # paused before its first step, as a teacher would prepare it
+    worker = threading.Thread(target=execute, args=(store, run_id), daemon=True)
+    worker.start()
+    wait_for(lambda: store.get(run_id).status == "paused", what="the run to pause")
+    assert store.get(run_id).step == 0
+
+    assert store.request_steps(run_id, 7).code == "requested"
+    wait_for(lambda: store.get(run_id).status == "paused" and store.get(run_id).step > 0, what="7 steps")
+    time.sleep(0.5)
+    assert store.get(run_id).step == 7, "Step trains exactly the steps asked for, then pauses"
+
+    assert store.request_learning_rate(run_id, 0.05).code == "requested"
+    assert store.request_learning_rate(run_id, 0).code == "bad_value"
+    store.request_steps(run_id, 3)
+    wait_for(lambda: store.get(run_id).status == "paused" and store.get(run_id).step == 10, what="3 more steps")
+    assert store.lr_changes(run_id) == [LearningRateEvent(8, pytest.approx(0.05))]
+
+    assert store.set_step_delay(run_id, 0.25).code == "requested"
+    store.request(run_id, "resume")
+    wait_for(lambda: store.get(run_id).status == "running", what="resume")
+    start_step = store.get(run_id).step
+    time.sleep(2.0)
+    store.request(run_id, "pause")
+    wait_for(lambda: store.get(run_id).status == "paused", what="pause in slow motion")
+    taken = store.get(run_id).step - start_step
+    assert 3 <= taken <= 2.5 / 0.25 + 1, f"slow motion at 0.25 s per step took {taken} steps in ~2 s"
+    store.request(run_id, "stop")
+    worker.join(60)
+    run = store.get(run_id)
+    assert run.status == "stopped"
+    assert run.epoch < 2 and not worker.is_alive()
+    steps = store.steps(run_id)
+    assert [s.step for s in steps] == list(range(1, run.step + 1)), "no step lost or repeated by pausing"
+
+
+def test_a_rerun_replays_the_changes_a_run_made_and_a_resume_forgets_those_after_its_checkpoint(store):
+    config = TrainConfig(network="mlp", hidden=(32,), lr_changes=((5, 0.02),))
+    run_id = store.create_run(config, exclusive=False)
+    store.add_steps(run_id, [(s, 1 if s <= 10 else 2, 1.0, s * 0.1) for s in range(1, 16)])
+    store.add_lr_change(run_id, LearningRateEvent(5, 0.02, replayed=True))
+    store.add_lr_change(run_id, LearningRateEvent(8, 0.3))
+    store.add_lr_change(run_id, LearningRateEvent(12, 0.1))
+    assert store.replay_config(run_id).lr_changes == ((5, 0.02), (8, 0.3), (12, 0.1))
+    assert store.replay_config(run_id).hidden == (32,)
+    store.truncate_after(run_id, 1)  # resumed from epoch 1's checkpoint (step 10): step 12's change is gone
+    assert store.replay_config(run_id).lr_changes == ((5, 0.02), (8, 0.3))
+
+
+def test_pacing_requests_are_refused_with_a_reason(store):
+    done = store.create_run(TrainConfig(), exclusive=False)
+    store.finish(done, "completed")
+    assert store.request_steps(done, 5).code == "finished"
+    parallel = store.create_run(TrainConfig(workers=2), exclusive=False)
+    assert store.request_steps(parallel, 5).code == "not_parallel"
+    assert store.request_learning_rate(parallel, 0.1).code == "not_parallel"
+    assert store.set_step_delay(parallel, 0.5).code == "requested"  # slow motion needs no agreement
+    assert store.set_step_delay(parallel, 60).code == "bad_value"
+    assert store.request_steps(parallel, 0).code == "bad_value"
+    assert store.request_learning_rate("no-such-run", 0.1).code == "gone"
+
+
+def test_a_rate_applied_and_a_step_clicked_together_ask_for_the_rate_first_and_a_bad_rate_takes_no_step(store):
+    """The Train page's Apply and Step act in their callbacks: both clicks in one page run ask for the rate, then
+    the steps (the store's history in that order); a rate that is not one says why and takes no steps."""
+    run_id = store.create_run(TrainConfig(network="mlp"), name="lesson", source="cli")
+    store.update(run_id, status="paused", request="pause", heartbeat=time.time(), step=40, total_steps=213, epoch=1)
+    at = page("train")
+    at.number_input(key="step_n").set_value(5)
+    at.text_input(key=f"lr_{run_id}").input("0.05")
+    at.button(key="apply_lr").click()
+    at.button(key="step").click()
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    run = store.get(run_id)
+    assert run.lr_request == pytest.approx(0.05) and run.step_request == 5 and run.request == "run"
+    assert [h.action for h in reversed(history(store))] == ["learning_rate", "step"]
+    assert [toast.value for toast in at.toast] == ["Learning-rate change requested.", "Step requested."]
+
+    store.update(run_id, lr_request=None, step_request=None, request="pause")
+    at.text_input(key=f"lr_{run_id}").input("fast")
+    at.button(key="apply_lr").click()
+    at.button(key="step").click()
+    at.run()
+    assert any("fast" in e.value for e in at.error), [e.value for e in at.error]
+    run = store.get(run_id)
+    assert run.lr_request is None and run.step_request is None and run.request == "pause"
+    store.finish(run_id, "stopped", "test over")
+
+
+@pytest.mark.parametrize("extra", [{}, {"validate_every": 10, "lr_changes": ((13, 0.05),)},
+                                   {"optimizer": "adam", "weight_decay": 1e-3, "lr_schedule": "cosine"}])
+def test_k_steps_per_graph_call_train_exactly_what_one_step_per_call_trains(small_mnist, extra):
+    """Graph mode, Cell style: 8 steps per call give the same losses and weights, bit for bit, as one per call,
+    also when validations and a replayed learning-rate change fall where a group would have been, and with an
+    optimizer that reads and writes more state (Adam's moments and powers, weight decay, a scheduled rate).
+    The K-step graph is compiled without MindSpore's copies of the weights it reads (core.runtime.LOAD_COPIES):
+    a reader ordered after the optimizer's write would change the weights."""
+    config = lesson_config(small_mnist, mode="graph", epochs=2, **extra)
+    folder = validate_mnist_dir(config.data_dir)
+    runs = {}
+    for k in (1, 8):
+        events = EventLog()
+        runs[k] = (train(config.with_(steps_per_call=k), folder, [events]), events)
+    (one, one_events), (eight, eight_events) = runs[1], runs[8]
+    assert [s.loss for s in one_events.of(StepEvent)] == [s.loss for s in eight_events.of(StepEvent)]
+    assert one_events.of(ValidationEvent) == eight_events.of(ValidationEvent)
+    a, b = snapshot(one.net), snapshot(eight.net)
+    assert all(np.array_equal(a[k], b[k]) for k in a)
+    steps = eight_events.of(StepEvent)
+    assert len({s.step_seconds for s in steps[1:9]}) == 1, "steps 2-9 were one call (equal shares of its time)"
+    assert steps[0].step_seconds != steps[1].step_seconds, "the first step alone: it shows sooner"
+    assert len({s.step_seconds for s in one_events.of(StepEvent)[1:9]}) > 1
+
+
+def test_k_fits_the_epoch_so_that_its_only_single_step_is_the_last(small_mnist):
+    """Unless set, K is chosen for the epoch's length: 1,080 images in batches of 30 are 36 steps, 35 before the
+    last (a single step: it returns the gradients) are 5 calls of 7, where K = 8 would take 4 calls and leave 3
+    single steps; 70 are 5 calls of 14, 64 are 4 of 16."""
+    config = lesson_config(small_mnist, mode="graph", epochs=2, batch_size=30)
+    assert config.steps_per_call == 0 and config.steps_per_call_for(False, 36) == 7
+    assert config.steps_per_call_for(False, 71) == 14 and config.steps_per_call_for(False, 65) == 16
+    assert config.steps_per_call_for(False, 845) == 15  # 844 before the last: 56 calls of 15 and 4 single steps
+    assert config.with_(steps_per_call=5).steps_per_call_for(False, 36) == 5
+    assert config.with_(mode="pynative").steps_per_call_for(False, 36) == 1
+    assert config.steps_per_call_for(True, 36) == 1
+    events = EventLog()
+    train(config, validate_mnist_dir(config.data_dir), [events])
+    second = [s for s in events.of(StepEvent) if s.epoch == 2]
+    assert len(second) == 36
+    calls = [len(list(group)) for _, group in itertools.groupby(s.step_seconds for s in second)]
+    assert calls == [7] * 5 + [1], calls  # a call's steps share its time equally
+
+
+def test_the_first_step_reaches_the_store_at_once_even_right_after_the_compile_phase(store):
+    """A viewer who pressed Start waits for it; the next call may compile for seconds (K steps per call)."""
+    from core.runs.recording import StoreRecorder
+    from core.training.events import PhaseEvent
+    run_id = store.create_run(TrainConfig(), exclusive=False)
+    recorder = StoreRecorder(store, run_id)
+    recorder.on_phase(PhaseEvent("training", first_step_seconds=0.6))  # flushes, as the trainer's order has it
+    recorder.on_step(StepEvent(step=1, epoch=1, loss=2.3, step_seconds=0.6, samples_per_s=100.0, elapsed=0.6,
+                               eta=10.0, total_steps=70))
+    assert [s.step for s in store.steps(run_id)] == [1] and store.get(run_id).step == 1
+    recorder.on_step(StepEvent(step=2, epoch=1, loss=2.2, step_seconds=0.01, samples_per_s=100.0, elapsed=0.61,
+                               eta=10.0, total_steps=70))
+    assert [s.step for s in store.steps(run_id)] == [1], "later steps are batched as before"
+
+
+def test_a_run_started_paused_in_slow_motion_waits_before_its_first_step_then_steps_slowly(store, small_mnist):
+    """Configure's "Start paused" and slow motion (and a link's start=paused&delay=0.5): the run waits at step 0
+    for the teacher's Step, and its steps then come at the slow pace."""
+    from core.runs.rows import StartPace
+    from core.runs.run_queue import RunQueue
+    run_id = RunQueue(store).submit(lesson_config(small_mnist, epochs=20), "slow start", "dashboard", "teacher",
+                                    pace=StartPace(paused=True, step_delay=0.5))
+    queued = store.get(run_id)
+    assert (queued.request, queued.step_delay) == ("pause", 0.5)
+    worker = threading.Thread(target=execute, args=(store, run_id), daemon=True)
+    worker.start()
+    wait_for(lambda: store.get(run_id).status == "paused", what="the run to start paused", timeout=120)
+    time.sleep(1.0)
+    assert store.get(run_id).step == 0, "a run started paused takes no step until asked"
+    started = time.monotonic()
+    store.request_steps(run_id, 3)
+    wait_for(lambda: store.get(run_id).step == 3 and store.get(run_id).status == "paused", what="3 slow steps")
+    assert time.monotonic() - started >= 3 * 0.5 - 0.1, "each step waited its slow-motion delay"
+    store.request(run_id, "stop")
+    worker.join(60)
+    assert store.get(run_id).status == "stopped"

@@ -1,0 +1,104 @@
+"""Start and stop a real `streamlit run app.py` on 127.0.0.1 for browser and load tests."""
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from core import PROJECT_ROOT
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@dataclass
+class Server:
+    proc: subprocess.Popen
+    url: str
+    log_path: Path
+
+    def stop(self, kill: bool = False) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill() if kill else self.proc.terminate()
+            self.proc.wait(timeout=20)
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+
+def start_server(store: Path, port: int | None = None, extra_env: dict | None = None,
+                 address: str = "127.0.0.1", token: str | None = None) -> Server:
+    """Start the app with its run store in `store`; returns once /_stcore/health answers. With `token`, the
+    server asks for its access link (as ./run.sh's does) and that is its token; without, it is a trusted
+    single-user machine's (STUDIO_OPEN=1, the pages' tests)."""
+    port = port or free_port()
+    # Warm workers (two processes loading MindSpore at the server's start) are off unless a test asks for them:
+    # on two cores they would slow every browser test's start; tests/process/test_warm_pool.py and the teams test cover them.
+    env = dict(os.environ, STUDIO_DATA_DIR=str(store), PYTHONPATH=str(PROJECT_ROOT), STUDIO_DISPATCH="1",
+               STUDIO_WARM_WORKERS="0")
+    if token is None:
+        env["STUDIO_OPEN"] = "1"
+    else:
+        env.pop("STUDIO_OPEN", None)
+        env["STUDIO_TOKEN"] = token
+    env.update(extra_env or {})
+    Path(store).mkdir(parents=True, exist_ok=True)
+    log_path = Path(store) / f"server-{port}-{time.time_ns()}.log"
+    with open(log_path, "wb") as log:
+        proc = subprocess.Popen([sys.executable, "-m", "ui.serve", "--server.port", str(port),  # as ./run.sh
+                                 "--server.address", address, "--server.headless", "true"],
+                                cwd=PROJECT_ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    server = Server(proc, url, log_path)
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline:
+        try:
+            if urllib.request.urlopen(url + "/_stcore/health", timeout=1).read() == b"ok":
+                return server
+        except OSError:
+            time.sleep(0.3)
+        if proc.poll() is not None:
+            break
+    server.stop(kill=True)
+    raise RuntimeError("streamlit did not start: " + server.log()[-2000:])
+
+
+def require_chromium(pytest) -> None:
+    """Skip (or, with STUDIO_REQUIRE_BROWSER set as in CI, fail) when Chromium is missing."""
+    if not Path(CHROMIUM).exists():
+        if os.environ.get("STUDIO_REQUIRE_BROWSER"):
+            raise RuntimeError("Chromium is required here: apt-get install chromium chromium-driver")
+        pytest.skip("Chromium is not installed (apt-get install chromium chromium-driver); CI runs this test",
+                    allow_module_level=True)
+
+
+@contextmanager
+def served_browser(root: Path, shots: Path | None = None, extra_env: dict | None = None):
+    """An app server on the store in root and one headless Chromium: (url, store, browser) while it lasts; the
+    server's log tail is printed at the end (pytest shows it when a test failed)."""
+    from playwright.sync_api import sync_playwright  # deferred: only browser tests need Playwright
+    from core.runs.store import RunStore
+    srv = start_server(root, extra_env=extra_env)
+    if shots is not None:
+        shots.mkdir(parents=True, exist_ok=True)
+    try:
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            yield srv.url, RunStore(root), browser
+            browser.close()
+    finally:
+        srv.stop()
+        print(srv.log()[-3000:])

@@ -1,0 +1,146 @@
+"""Every page through Streamlit's AppTest, against a real run store and real MindSpore."""
+import json
+
+import pytest
+
+from core.config import TrainConfig
+from tests.support.apptest import page
+from tests.support.helpers import wait_for
+
+
+@pytest.mark.parametrize("name", ["data", "configure", "train", "evaluate", "draw", "runs"])
+def test_every_page_renders(with_run, name):
+    at = page(name)
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.title[0].value.endswith({"data": "Data", "configure": "Configure", "train": "Train",
+                                       "evaluate": "Evaluate", "draw": "Draw & predict", "runs": "Runs"}[name])
+
+
+def test_configure_widgets_change_the_config_and_the_url(store):
+    at = page("configure")
+    at.selectbox(key="cfg_network").select("mlp").run()
+    at.text_input(key="cfg_learning_rate").input("0.05").run()
+    at.selectbox(key="cfg_optimizer").select("adam").run()
+    assert not at.exception
+    cfg = at.session_state["config"]
+    assert (cfg.network, cfg.learning_rate, cfg.optimizer) == ("mlp", 0.05, "adam")
+    assert at.query_params["network"] == "mlp" and at.query_params["learning_rate"] == "0.05"
+    assert [m.value for m in at.metric if m.label == "Trainable parameters"] == ["669,706"]
+
+
+def test_start_creates_a_run_and_stop_stops_it(store, small_mnist):
+    at = page("train")
+    at.session_state["config"] = TrainConfig(network="mlp", mode="pynative", epochs=100, batch_size=16,
+                                             data_dir=str(small_mnist))
+    at.run()
+    at.button[0].click().run()  # Start
+    assert not at.exception, [e.value for e in at.exception]
+    (run,) = store.list_runs()
+    assert run.source == "dashboard" and at.session_state["run_id"] == run.id
+    wait_for(lambda: store.get(run.id).step > 3, what="training steps")
+    at.run()  # what a fragment tick does
+    assert any("Pause" in b.label for b in at.button) and any("Stop" in b.label for b in at.button)
+    assert not at.exception
+    next(b for b in at.button if "Stop" in b.label).click().run()
+    stopped = wait_for(lambda: (r := store.get(run.id)).status == "stopped" and r, timeout=30, what="stop")
+    assert stopped.checkpoint
+    at.run()
+    assert any("Stopped" in w.value for w in at.warning)
+
+
+def test_evaluate_shows_metrics(with_run, small_mnist):
+    at = page("evaluate")
+    at.text_input(key="eval_dir").input(str(small_mnist)).run()
+    assert not at.exception, [e.value for e in at.exception]
+    labels = {m.label: m.value for m in at.metric}
+    assert labels["accuracy"].endswith("%") and float(labels["accuracy"][:-1]) > 50
+    assert "of 500" in labels["misclassified"]
+
+
+def test_draw_asks_for_a_drawing_when_the_canvas_is_empty(with_run):
+    at = page("draw")
+    assert not at.exception
+    assert any("canvas is empty" in i.value for i in at.info)
+
+
+def test_runs_page_renames(with_run):
+    store, run_id = with_run
+    at = page("runs")
+    at.text_input(key=f"name_{run_id}").input("my best model").run()
+    next(b for b in at.button if b.label == "Rename").click().run()
+    assert store.get(run_id).name == "my best model"
+
+
+def _figures(at) -> list[dict]:
+    return [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+
+
+def test_digit_axes_label_all_ten_digits_and_the_confusion_matrix_has_square_cells(with_run):
+    """Plotly thins category labels on narrow charts (only 0 and 5 at 150 % zoom); every digit axis lists
+    all ten, and the confusion matrix's cells are square."""
+    evaluate = page("evaluate")
+    assert not evaluate.exception, [e.value for e in evaluate.exception]
+    confusion = _figures(evaluate)[0]["layout"]
+    for axis in ("xaxis", "yaxis"):
+        assert confusion[axis]["tickvals"] == [str(d) for d in range(10)] and confusion[axis]["tickmode"] == "array"
+    assert confusion["yaxis"]["scaleanchor"] == "x"
+    data = page("data")
+    assert _figures(data)[0]["layout"]["xaxis"]["tickvals"] == [str(d) for d in range(10)]
+
+
+def test_an_ended_run_shows_no_speed_or_eta(store):
+    run_id = store.create_run(TrainConfig(network="mlp"), source="cli")
+    store.add_steps(run_id, [(1, 1, 2.3, 0.1)], step=40, total_steps=100, epoch=1, samples_per_s=900.0, eta=12.0)
+    store.finish(run_id, "interrupted", "the worker was killed")
+    at = page("train")
+    assert not at.exception, [e.value for e in at.exception]
+    (bar,) = at.get("progress")
+    assert "step 40/100" in bar.proto.text and "ETA" not in bar.proto.text and "samples/s" not in bar.proto.text
+
+
+@pytest.mark.parametrize("name, key", [("evaluate", "eval_run"), ("draw", "draw_run")])
+def test_a_run_deleted_elsewhere_is_reported_not_silently_replaced(with_run, trained_ckpt, name, key):
+    from core.app import model_service
+    store, first = with_run
+    second = model_service.import_checkpoint(store, trained_ckpt.read_bytes(), "second.ckpt")
+    at = page(name)
+    at.selectbox(key=key).set_value(store.get(second)).run()
+    assert at.selectbox(key=key).value.id == second and not at.warning
+    store.delete(second)  # in another tab
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert any("second" in w.value and "no longer exists" in w.value for w in at.warning)
+    assert at.selectbox(key=key).value.id == first
+
+
+def test_start_while_a_run_trains_queues_the_run_and_says_where(store):
+    """A Start while another run trains is never refused: the run joins the queue, the page says its position,
+    lists the queue with who queued it, and Cancel takes it out."""
+    busy = store.create_run(TrainConfig(network="mlp"), name="the running one", source="dashboard")
+    store.update(busy, status="running", heartbeat=__import__("time").time(), pid=__import__("os").getpid())
+    at = page("train")
+    next(b for b in at.button if "Start" in b.label).click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    queued = next(r for r in store.list_runs() if r.id != busy)
+    assert queued.status == "queued"
+    assert any("Queued: position 1" in t_.value for t_ in at.toast)
+    assert any("Queue: 1 run(s) waiting" in m.value for m in at.markdown)
+    assert any("queued by dashboard" in m.value for m in at.markdown)
+    next(b for b in at.button if "Cancel" in b.label).click().run()
+    assert store.get(queued.id).status == "cancelled"
+    store.finish(busy, "stopped", "test over")
+
+
+def test_every_status_on_the_train_page_says_the_same(store):
+    """While paused: heading, progress and sidebar say paused; the run selector says no status at all (it
+    would go stale while the view polls)."""
+    run_id = store.create_run(TrainConfig(network="mlp"), name="lesson", source="cli")
+    store.update(run_id, status="paused", heartbeat=__import__("time").time(), step=40, total_steps=213, epoch=1)
+    at = page("train")
+    assert not at.exception, [e.value for e in at.exception]
+    assert any("lesson" in s.value and "paused" in s.value for s in at.subheader)
+    sidebar_progress = [p.proto.text for p in at.sidebar.get("progress")]
+    assert sidebar_progress and all(text.startswith("paused") for text in sidebar_progress)
+    options = at.selectbox[0].options
+    assert options and not any(word in o for o in options for word in ("running", "starting", "paused"))
+    store.finish(run_id, "stopped", "test over")
