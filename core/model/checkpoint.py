@@ -68,8 +68,8 @@ def infer_network(params: dict) -> TrainConfig:
             expected = {p.name: tuple(p.shape) for p in network_for(config).get_parameters()}
             if expected == shapes:
                 return config
-    params = ", ".join(f"{k}{list(v)}" for k, v in list(shapes.items())[:6])
-    raise CheckpointError("ckpt_foreign", networks=", ".join(NETWORKS), params=params)
+    shown = ", ".join(f"{k}{list(v)}" for k, v in list(shapes.items())[:6])
+    raise CheckpointError("ckpt_foreign", networks=", ".join(NETWORKS), params=shown)
 
 
 def read(path: str | os.PathLike, name: str | None = None) -> dict:
