@@ -2,7 +2,7 @@
 as mean ± std bands) and Promote, the best setting re-run with more epochs."""
 import streamlit as st
 
-from core.runs import optuna_sweep as sweeps
+from core.runs import sweeps
 from ui.language import t
 from ui.identity import actions, attempt
 from ui.session import get_store

@@ -1,5 +1,5 @@
 """What fine-tuning on a person's handwriting costs and gains: a model trained with the best-5k preset on the
-bundled 5,000 images (the official test set beside them), fine-tuned (core/runs/finetune.py, as the Draw
+bundled 5,000 images (the official test set beside them), fine-tuned (core/runs/people/finetune.py, as the Draw
 page's button does) on 20 drawings of one "person", then scored before and after on those 20, on 200 held-out
 drawings of the same person and on the official 10,000 test images. Records bench/results/finetune_cost.json.
 
@@ -75,9 +75,9 @@ def main(argv=None) -> int:
     prepare_process("lenet5")
     from core.app import model_service
     from core.presets import PRESETS
-    from core.runs import finetune
-    from core.runs.execute import execute
-    from core.runs.handwriting import HandwritingSet
+    from core.runs.people import finetune
+    from core.runs.worker.execute import execute
+    from core.runs.people.handwriting import HandwritingSet
     from core.runs.store import RunStore
 
     rng = np.random.default_rng(args.seed)

@@ -61,7 +61,7 @@ def cpu_seconds(pid: int) -> float:
 
 def training_rate(store: RunStore, config: TrainConfig, window_s: float, during=None) -> dict:
     """Start a run, wait for its steady state, count steps over window_s (running `during` meanwhile)."""
-    from core.runs import launcher
+    from core.runs.launch import launcher
     run_id = launcher.start(store, config, name="load-test")  # through the queue, as every Start
     behind = launcher.start(store, config.with_(epochs=1), name="queued behind it")  # the queue holds one more
     wait_for(lambda: store.get(run_id).step > 20, timeout=180, what="training to reach steady state")
@@ -299,7 +299,7 @@ def main(argv=None) -> int:
         return 1
     config = TrainConfig(epochs=200)  # the default LeNet-5 run, long enough to outlast the window
     os.environ["STUDIO_WARM_WORKERS"] = "0"  # this process's own dispatcher (below) keeps no warm workers
-    from core.runs import launcher
+    from core.runs.launch import launcher
     launcher.serve(store)  # a dispatcher for the baseline, before any server runs (the queue starts every run)
     window = max(args.seconds / 2, 20.0)
     print("baseline: training with no browser attached…", flush=True)

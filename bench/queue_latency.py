@@ -21,7 +21,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench.record import save, stamp  # noqa: E402
 from core.config import TrainConfig  # noqa: E402
-from core.runs import launcher  # noqa: E402
+from core.runs.launch import launcher  # noqa: E402
 from core.runs.run_queue import RunQueue  # noqa: E402
 from core.runs.store import RunStore  # noqa: E402
 from core.runs.store.local_postgres import PostgresServer  # noqa: E402

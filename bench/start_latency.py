@@ -7,7 +7,7 @@ for each network, Configure (the page complete) → click "Start
 training" → the Train page's progress shows step ≥ 1, timed in the page from the click's pointerdown (Playwright
 itself takes 0.05-1.3 s here between its click() call and the pointerdown, waiting for the button to be
 "stable": recorded apart as playwright_click_delay_s, not the user's wait); runs one after another; on a server with warm workers (the default:
-core/runs/warm_pool.py) and on one without, interleaved. Also split, from the store: the click to the
+core/runs/launch/warm_pool.py) and on one without, interleaved. Also split, from the store: the click to the
 worker's start (process start, imports), the first graph call (compilation included), the training time at
 the first step, and from the first step's end (its log line) to the page showing it.
 Results: bench/results/start_latency.json (date, versions, machine).
@@ -31,7 +31,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench.page_times import COMPLETE_JS  # noqa: E402
 from core.runs.store import RunStore  # noqa: E402
-from core.runs.warm_pool import log_path  # noqa: E402
+from core.runs.launch.warm_pool import log_path  # noqa: E402
 from core.cli.warm_worker import READY  # noqa: E402
 from tests.support.server import CHROMIUM, CHROMIUM_ARGS, start_server  # noqa: E402
 

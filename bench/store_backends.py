@@ -1,7 +1,7 @@
 """The run store on SQLite and on PostgreSQL, and the SQLite store before SQLAlchemy (commit ed17fa8's
 core/runs/store.py, read with git), measured side by side (figures for docs/deploy.md, not a test):
 
-1. write path: what a worker records per reported block of steps (core/runs/recording.py writes every 8 steps
+1. write path: what a worker records per reported block of steps (core/runs/worker/recording.py writes every 8 steps
    in one transaction) and per epoch (an epoch row, a checkpoint-sized artifact on PostgreSQL, layer statistics
    of the MLP's 6 parameters × weight and gradient) — steps per second the store takes;
 2. reads a page makes every refresh: a run's row, its downsampled steps (10,000 steps) and its epochs;

@@ -148,7 +148,7 @@ def part_overhead(reps: int, steps: int) -> dict:
     import tempfile
     import threading
 
-    from core.runs import launcher
+    from core.runs.launch import launcher
     from core.config import TrainConfig
     from core.runs.store import RunStore
 

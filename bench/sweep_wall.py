@@ -1,7 +1,7 @@
 """A 12-trial MLP sweep end to end (`python -m core.cli.sweep`, random search over the learning rate, 2 epochs on
 the bundled images), and a 2-setting LeNet-5 sweep of 6 epochs each (long runs): wall time with 1 slot, with
 2 slots (STUDIO_SLOTS) and with 1 slot plus 1 Dask worker (a scheduler and a worker on 127.0.0.1 of this same
-machine: core/runs/dask_local.py), interleaved.
+machine: core/runs/launch/dask_local.py), interleaved.
 Records bench/results/sweep_wall.json.
 
     .venv/bin/python -m bench.sweep_wall [--rounds 1]"""
@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 from bench.record import save, stamp
-from core.runs.dask_local import Cluster
+from core.runs.launch.dask_local import Cluster
 
 ROOT = Path(__file__).resolve().parent.parent
 

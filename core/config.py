@@ -80,7 +80,7 @@ class TrainConfig:
     workers: int = 1
     data_dir: str | None = None  # None: the bundled 5,000 images
     # Start from these weights instead of random ones (a fine-tune): a checkpoint file, or run:RUN_ID for a run of
-    # the store (core/runs/start_weights.py). The checkpoint's network must be this one.
+    # the store (core/runs/worker/start_weights.py). The checkpoint's network must be this one.
     init_checkpoint: str | None = None
     # The MLP's hidden layers, units per layer ((): no hidden layer, i.e. softmax regression). The networks
     # whose spec does not list it among its shape_fields ignore it.

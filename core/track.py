@@ -42,9 +42,9 @@ from mindspore.train import Callback as MindSporeCallback
 from core.config import TrainConfig
 from core.messages import Explained, ExplainedValueError, Message
 from core.model.checkpoint import CheckpointError, infer_network
-from core.runs.checkpoints import CheckpointWriter
-from core.runs.heartbeat import Heartbeat
-from core.runs.recording import StoreControl, StoreRecorder
+from core.runs.worker.checkpoints import CheckpointWriter
+from core.runs.worker.heartbeat import Heartbeat
+from core.runs.worker.recording import StoreControl, StoreRecorder
 from core.runs.rows import EXTERNAL
 from core.runs.store import RunStore
 from core.runs.store.run_store import HOST

@@ -11,7 +11,7 @@ from core.app.access import check_data_path
 from core.app.model_service import MINDSPORE_LOCK
 from core.config import TrainConfig, field_text, parse_fields
 from core.data.idx import DataError
-from core.runs.start_weights import referenced_run
+from core.runs.worker.start_weights import referenced_run
 from ui.language import LANG_PARAM, label, language, t
 from ui.present import PRESENT_PARAM
 from ui.start_pace import DELAY_PARAM, START_PARAM

@@ -11,7 +11,7 @@ from core.data.idx import DataError
 from core.data.folders import load_arrays, validate_mnist_dir
 from core.model.checkpoint import CheckpointError
 from core.model.export import FORMATS, predict_script
-from core.runs.finetune import evaluation_split
+from core.runs.people.finetune import evaluation_split
 from core.runs.rows import Run
 from core.runs.store import RunStore
 from ui.identity import actions, attempt

@@ -13,8 +13,8 @@ from core.app import model_service
 from core.data.idx import DataError
 from core.messages import Explained
 from core.model.checkpoint import CheckpointError
-from core.runs import finetune
-from core.runs.handwriting import HandwritingSet
+from core.runs.people import finetune
+from core.runs.people.handwriting import HandwritingSet
 from core.runs.rows import Run
 from core.runs.store import RunStore
 from ui.confusion import DrawTarget

@@ -22,8 +22,8 @@ from collections.abc import Callable
 import pandas as pd
 import streamlit as st
 
-from core.runs.actions import Actions, history
-from core.runs.people import LOCAL, MAX_NAME, NotAllowed, Person, claim_name, person
+from core.runs.people.actions import Actions, history
+from core.runs.people.permissions import LOCAL, MAX_NAME, NotAllowed, Person, claim_name, person
 from core.runs.rows import Run
 from ui.language import say, t
 from core.app.passes import ADMIN, PASS_COOKIE, VIEWER
@@ -69,7 +69,7 @@ def current_person() -> Person:
 
 
 def actions() -> Actions:
-    """What this session's person does to the runs: checked and recorded in core (core/runs/actions.py)."""
+    """What this session's person does to the runs: checked and recorded in core (core/runs/people/actions.py)."""
     return Actions(get_store(), current_person())
 
 

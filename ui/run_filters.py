@@ -4,7 +4,7 @@ from __future__ import annotations
 import streamlit as st
 
 from core.messages import ExplainedValueError
-from core.runs.annotations import RunFilter, all_tags
+from core.runs.people.annotations import RunFilter, all_tags
 from core.runs.rows import Run
 from ui.identity import actions, attempt
 from ui.language import label, say, status_word, t

@@ -23,8 +23,8 @@ from streamlit.web import cli
 from core.app.access import PASSWORD_ENV
 from core.app.server_token import OPEN_ENV, access_link, open_without_token
 
-from core.runs import launcher
-from core.runs.people import keep_admins
+from core.runs.launch import launcher
+from core.runs.people.permissions import keep_admins
 from core.runs.store import DATA_DIR_ENV, DATABASE_URL_ENV, RunStore
 from core.runs.store.arguments import add_store_arguments
 from ui.admit_route import ADMIT_PATH

@@ -10,7 +10,7 @@ import streamlit as st
 from core.app.access import check_data_path, data_roots
 from core.config import TrainConfig
 from core.data.folders import SPLIT_FILES, MnistFolder, load_arrays, validate_mnist_dir
-from core.runs import launcher
+from core.runs.launch import launcher
 from core.runs.store import RunStore, default_data_dir
 from core.runs.store.database import database_url_setting
 from ui.language import say

@@ -11,8 +11,8 @@ import streamlit as st
 
 from core.config import TrainConfig, field_text
 from core.messages import Explained
-from core.runs import launcher
-from core.runs import optuna_sweep as sweeps
+from core.runs.launch import launcher
+from core.runs import sweeps
 from core.runs.store import RunStore
 from ui.charts import EPOCH_AXIS, RUN_COLOURS
 from ui.identity import actions, refused_here

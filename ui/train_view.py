@@ -8,7 +8,7 @@ import pandas as pd
 import streamlit as st
 
 from core.config import TrainConfig
-from core.runs.cluster import log_tail, rank_log, rank_log_dir
+from core.runs.worker.cluster import log_tail, rank_log, rank_log_dir
 from core.runs.rows import RESUMABLE, Run
 from core.runs.run_queue import RunQueue
 from core.runs.store import RunStore

@@ -1,5 +1,5 @@
-"""Control a run from the command line, under the same rule as the dashboard (core/runs/people.py): you are your
-OS user name; only a run's owner or an admin (STUDIO_ADMINS) may act on it, and every attempt is recorded.
+"""Control a run from the command line, under the same rule as the dashboard (core/runs/people/permissions.py):
+you are your OS user name; only a run's owner or an admin (STUDIO_ADMINS) may act on it, and every attempt is recorded.
 
     python -m core.cli.control pause|resume|stop|delete RUN_ID [--store DIR]
     python -m core.cli.control rename RUN_ID --name "new name" [--store DIR]
@@ -10,8 +10,8 @@ import argparse
 import sys
 
 from core.messages import Explained
-from core.runs.actions import Actions
-from core.runs.people import NotAllowed, command_line_person
+from core.runs.people.actions import Actions
+from core.runs.people.permissions import NotAllowed, command_line_person
 from core.runs.store.arguments import add_store_arguments, open_store
 
 __all__ = ["main"]

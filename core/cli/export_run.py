@@ -22,8 +22,8 @@ from core.app.html_report import evaluation_of
 from core.app.run_export import RUN_FORMATS, export_runs
 from core.cli.control import REFUSED
 from core.messages import Explained
-from core.runs.actions import Actions
-from core.runs.people import NotAllowed, command_line_person
+from core.runs.people.actions import Actions
+from core.runs.people.permissions import NotAllowed, command_line_person
 from core.runs.store.arguments import add_store_arguments, open_store
 
 __all__ = ["main"]

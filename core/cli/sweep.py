@@ -16,11 +16,11 @@ import time
 
 from core.config import ConfigError
 from core.messages import Explained
-from core.runs import launcher
-from core.runs import optuna_sweep as sweeps
-from core.runs.actions import Actions
-from core.runs.people import NotAllowed, command_line_person, os_user
-from core.runs.dispatcher import TICK_S
+from core.runs.launch import launcher
+from core.runs import sweeps
+from core.runs.people.actions import Actions
+from core.runs.people.permissions import NotAllowed, command_line_person, os_user
+from core.runs.launch.dispatcher import TICK_S
 from core.runs.store import RunStore
 from core.runs.store.arguments import add_store_arguments, open_store
 from core.options import add_config_arguments, config_from_args

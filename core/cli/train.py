@@ -19,14 +19,14 @@ from core.presets import PRESETS
 from core.data.folders import validate_mnist_dir
 from core.data.idx import DataError
 from core.messages import ExplainedValueError
-from core.runs.people import os_user
-from core.runs.cluster import ClusterSpec
-from core.runs import launcher
-from core.runs.dispatcher import TICK_S
+from core.runs.people.permissions import os_user
+from core.runs.worker.cluster import ClusterSpec
+from core.runs.launch import launcher
+from core.runs.launch.dispatcher import TICK_S
 from core.runs.run_queue import RunQueue
 from core.runs.rows import FINISHED, QUEUED
 from core.runs.store import RunBusy, RunStore
-from core.runs.start_weights import checkpoint_for
+from core.runs.worker.start_weights import checkpoint_for
 from core.runs.store.arguments import add_store_arguments, open_store
 from core.runtime import prepare_process
 from core.training.clock import about
@@ -233,7 +233,7 @@ def cluster_from_args(args: argparse.Namespace) -> ClusterSpec:
 
 
 def _execute(store: RunStore, run_id: str, out: str | None, cluster: ClusterSpec) -> int:
-    from core.runs.execute import execute  # deferred: imports mindspore, after prepare_process
+    from core.runs.worker.execute import execute  # deferred: imports mindspore, after prepare_process
     progress = ProgressBar()
     try:
         status = execute(store, run_id, [progress], cluster)

@@ -1,6 +1,6 @@
 """A worker process started before it is needed, so that Start does not wait for Python and MindSpore to load:
 
-    python -m core.cli.warm_worker NETWORK --store DIR       (started by the app server: core/runs/warm_pool.py)
+    python -m core.cli.warm_worker NETWORK --store DIR       (started by the app server: core/runs/launch/warm_pool.py)
 
 It sets the MindSpore environment of NETWORK (the oneDNN cap is per network and fixed at import), imports
 MindSpore and the trainer, builds the default run's model and compiles its first graphs (core.training.prepared;
@@ -18,7 +18,7 @@ import time
 
 from core.config import TrainConfig
 from core.data.folders import validate_mnist_dir
-from core.runs.entry import raise_interrupt
+from core.runs.worker.entry import raise_interrupt
 from core.runs.store.arguments import add_store_arguments, open_store
 from core.runtime import prepare_process
 
@@ -33,7 +33,7 @@ def main(argv: list[str] | None = None) -> int:
     began = time.monotonic()
     prepare_process(args.network)
     signal.signal(signal.SIGTERM, raise_interrupt)
-    from core.runs.execute import execute  # deferred: warming up is loading MindSpore and the trainer now
+    from core.runs.worker.execute import execute  # deferred: warming up is loading MindSpore and the trainer now
     _prepare_default_model(args.network)
     print(f"{READY} {args.network} in {time.monotonic() - began:.1f} s (pid {os.getpid()})", flush=True)
     run_id = sys.stdin.readline().strip()

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import sys
 
-from core.runs.entry import open_run
+from core.runs.worker.entry import open_run
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -15,7 +15,7 @@ def main(argv: list[str] | None = None) -> int:
     if opened is None:
         return 2
     store, run, data_dir = opened
-    from core.runs.execute import execute  # deferred: imports mindspore, after open_run's prepare_process
+    from core.runs.worker.execute import execute  # deferred: imports mindspore, after open_run's prepare_process
     try:
         status = execute(store, run.id, data_dir=data_dir)
     except Exception as e:

@@ -106,7 +106,7 @@ class Run:
     queue_order: float | None = None  # place in its submitter's line (negative: moved to the front of the queue)
     waiter_pid: int | None = None    # a command line waiting to train it in its own process once it may start
     slots: int = 1                   # slots it takes while it trains (a data-parallel run: one per worker)
-    sweep: str | None = None         # the sweep it belongs to (core/runs/optuna_sweep.py), its setting and seed there
+    sweep: str | None = None         # the sweep it belongs to (core/runs/sweeps/), its setting and seed there
     trial: int | None = None
     trial_seed: int | None = None
     executor: str | None = None      # where it trains when not on this host: "dask:<task key>" (dask_executor.py)
@@ -196,7 +196,7 @@ class RankRow:
 
 @dataclass(frozen=True)
 class HistoryLine:
-    """One action a person did or tried (core/runs/actions.py)."""
+    """One action a person did or tried (core/runs/people/actions.py)."""
     t: float
     who: str
     action: str
@@ -220,7 +220,7 @@ class DrawingRow:
 
 @dataclass(frozen=True)
 class SweepRow:
-    """A sweep as stored: its spec is JSON (core/runs/optuna_sweep.py reads it)."""
+    """A sweep as stored: its spec is JSON (core/runs/sweeps/ reads it)."""
     id: str
     name: str
     spec: str

@@ -11,7 +11,7 @@ behind all 20: it waits for at most one of them. A run that needs more slots tha
 everything behind it (no overtaking: a large run is never starved by small ones).
 
 Claiming the next run is one locked transaction of the store (RunStore.claim) that moves it from `queued` to
-`starting`, so two dispatchers, on any hosts, can never both start one run (core/runs/dispatcher.py also keeps
+`starting`, so two dispatchers, on any hosts, can never both start one run (core/runs/launch/dispatcher.py also keeps
 only one of them acting)."""
 from __future__ import annotations
 
@@ -107,7 +107,7 @@ class RunQueue:
         it itself when it may start (the command line); otherwise a dispatcher starts a worker for it.
         capped: refused (ExplainedValueError) when its submitter already has STUDIO_MAX_QUEUED_PER_PERSON runs
         waiting — False for an admin's Start, and for a sweep's runs (the sweep asks for settings only while
-        its submitter is under the cap: core/runs/optuna_sweep.py).
+        its submitter is under the cap: core/runs/sweeps/).
         pace: paused before its first step, or in slow motion from it."""
         needed = min(max(config.workers, 1), self.slots)  # more workers than slots: it takes the whole host
         run_id = self.store.create_run(config, name=name, source=source, status=QUEUED, exclusive=False,
@@ -185,7 +185,7 @@ class RunQueue:
     def claim_next(self, remote_slots: int = 0) -> Run | None:
         """Move the next queued run to `starting` if its slots are free (one transaction); the run, or None.
 
-        remote_slots: runs a Dask cluster takes at once (core/runs/dask_executor.py). This host's slots fill
+        remote_slots: runs a Dask cluster takes at once (core/runs/launch/dask_executor.py). This host's slots fill
         first; a run placed on the cluster comes back with executor 'dask' (one slot there: data-parallel runs
         and runs a waiting command line trains itself stay on this host)."""
         run_id = self.store.claim(lambda state: self._choose(state, remote_slots))

@@ -7,7 +7,7 @@ import re
 import pytest
 
 from core.app import model_service
-from core.runs.handwriting import HandwritingSet
+from core.runs.people.handwriting import HandwritingSet
 from core.runs.store import RunStore
 from tests.support.canvas import SEVEN, settled_box, touch_stroke
 from tests.support.server import require_chromium, served_browser

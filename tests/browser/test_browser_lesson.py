@@ -194,7 +194,7 @@ def test_a_lesson_on_one_projector_screen(lesson):
 def start_lesson_run(store) -> str:
     """An MLP of 2×64 that trains for minutes, one step a tenth of a second, validated every 20 steps."""
     from core.config import TrainConfig
-    from core.runs import launcher
+    from core.runs.launch import launcher
     from core.runs.rows import StartPace
     config = TrainConfig(network="mlp", hidden=(64, 64), epochs=40, validate_every=20)
     return launcher.start(store, config, name="lesson at 1400", pace=StartPace(step_delay=0.1))

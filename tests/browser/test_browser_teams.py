@@ -4,7 +4,7 @@ the teacher's name, and the teacher can; behind a reverse proxy on 127.0.0.1 a s
 only the instructions, and with one it keeps data folders to its roots."""
 import pytest
 
-from core.runs.actions import history
+from core.runs.people.actions import history
 from core.runs.store import RunStore
 from tests.support.helpers import wait_for
 from tests.support.proxy import Proxy

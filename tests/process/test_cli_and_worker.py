@@ -4,7 +4,7 @@ import time
 
 import pytest
 
-from core.runs import launcher
+from core.runs.launch import launcher
 from core.config import TrainConfig
 from tests.support.helpers import cli, wait_for
 

@@ -2,7 +2,7 @@
 reproduces it (same seed, same settings: same losses)."""
 import numpy as np
 
-from core.runs import launcher
+from core.runs.launch import launcher
 from core.app.comparison import config_differences, curves
 from core.config import TrainConfig
 from core.data.folders import validate_mnist_dir

@@ -13,11 +13,11 @@ import pytest
 
 from core.config import TrainConfig
 from core.model import checkpoint
-from core.runs import optuna_sweep as sweeps
+from core.runs import sweeps
 from core.runs.rows import ACTIVE
-from core.runs.dask_executor import DaskExecutor
+from core.runs.launch.dask_executor import DaskExecutor
 from core.runs.run_queue import RunQueue
-from core.runs.dask_local import Cluster
+from core.runs.launch.dask_local import Cluster
 from tests.support.dask_cluster import dispatching, processes_of, trained_on, wait_until_gone
 from tests.support.helpers import wait_for
 

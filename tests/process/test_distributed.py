@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from core.model import checkpoint
-from core.runs import launcher
+from core.runs.launch import launcher
 from core.config import TrainConfig
-from core.runs.cluster import ClusterSpec, free_port
-from core.runs.execute import execute
+from core.runs.worker.cluster import ClusterSpec, free_port
+from core.runs.worker.execute import execute
 from core.runs.store import RunStore
 from core.training.weight_arrays import weights_checksum
 from tests.support.apptest import page

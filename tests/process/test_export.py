@@ -136,10 +136,10 @@ def test_the_runs_page_proves_the_exported_file_reads_the_same(with_run):
 
 
 def test_only_the_owner_or_an_admin_exports_a_run(with_run):
-    """core/runs/people.py's rule, enforced: another person's Export is refused (saying who may) and recorded;
+    """core/runs/people/permissions.py's rule, enforced: another person's Export is refused (saying who may) and recorded;
     the owner's goes ahead."""
-    from core.runs.actions import Actions
-    from core.runs.people import NotAllowed, person
+    from core.runs.people.actions import Actions
+    from core.runs.people.permissions import NotAllowed, person
     store_, run_id = with_run
     store_.update(run_id, submitter="ann")
     run = store_.get(run_id)

@@ -13,9 +13,9 @@ from core.app import model_service
 from core.data.folders import load_arrays, validate_mnist_dir
 from core.data.idx import read_images, read_labels
 from core.messages import ExplainedValueError
-from core.runs import finetune
-from core.runs.execute import execute
-from core.runs.handwriting import HandwritingSet
+from core.runs.people import finetune
+from core.runs.worker.execute import execute
+from core.runs.people.handwriting import HandwritingSet
 from core.training.events import EventLog, StepEvent
 
 

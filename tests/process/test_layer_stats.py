@@ -95,7 +95,7 @@ def test_trainer_records_the_real_gradients_of_each_epochs_last_step(folder, mon
 
 
 def test_a_stored_run_keeps_its_layer_statistics(store, small_mnist):
-    from core.runs.execute import execute
+    from core.runs.worker.execute import execute
     cfg = TrainConfig(network="mlp", mode="graph", epochs=2, batch_size=128, data_dir=str(small_mnist))
     run_id = store.create_run(cfg, source="cli")
     assert execute(store, run_id) == "completed"

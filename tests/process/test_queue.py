@@ -12,7 +12,7 @@ import pytest
 
 from core import PROJECT_ROOT
 from core.config import TrainConfig
-from core.runs.dispatcher import LEASE_S, Dispatcher
+from core.runs.launch.dispatcher import LEASE_S, Dispatcher
 from core.runs.run_queue import RunQueue, dispatch_order
 from core.runs.rows import Run
 from tests.support.helpers import cli, wait_for
@@ -183,7 +183,7 @@ def test_two_command_lines_at_once_both_train_one_after_the_other(tmp_path, smal
 
 
 def test_no_wait_queues_and_returns_and_a_dispatcher_trains_it_in_a_worker(tmp_path, small_mnist):
-    from core.runs import launcher
+    from core.runs.launch import launcher
     from core.runs.store import RunStore
     p = cli("core.cli.train", "--network", "mlp", "--hidden", "32", "--epochs", "1", "--data-dir", str(small_mnist),
             "--store", str(tmp_path / "store"), "--no-wait")
@@ -224,8 +224,8 @@ def test_a_runs_expected_length_comes_from_the_real_durations_of_completed_runs_
 def test_move_to_front_by_a_non_admin_reorders_only_their_own_runs(store):
     """The queue's promise (docs/deploy.md) holds against Move to front: Ann moving her runs forward never pushes Bob's single run
     back; an admin's Move to front puts a run before everything."""
-    from core.runs.actions import Actions
-    from core.runs.people import person
+    from core.runs.people.actions import Actions
+    from core.runs.people.permissions import person
     queue = RunQueue(store, slots=1)
     mine = [queue.submit(CONFIG, f"ann-{i}", "test", submitter="ann") for i in range(30)]
     bobs = queue.submit(CONFIG, "bob-0", "test", submitter="bob")
@@ -247,9 +247,9 @@ def test_one_persons_many_runs_never_make_another_wait_and_are_capped(store, mon
     at once), Bob's run starts within 2 s of a slot freeing; past STUDIO_MAX_QUEUED_PER_PERSON a person's next
     Start is refused with what to do, an admin's is not."""
     from core.messages import ExplainedValueError
-    from core.runs import optuna_sweep as sweeps
-    from core.runs.actions import Actions
-    from core.runs.people import person
+    from core.runs import sweeps
+    from core.runs.people.actions import Actions
+    from core.runs.people.permissions import person
     monkeypatch.setenv("STUDIO_MAX_QUEUED_PER_PERSON", "200")
     huge = sweeps.SweepSpec(CONFIG, tuple(sweeps.parse_space(f"{n}=" + ",".join(map(str, range(1, 101))))
                                           for n in ("batch_size", "epochs", "patience")), "grid")
@@ -277,7 +277,7 @@ def test_one_persons_many_runs_never_make_another_wait_and_are_capped(store, mon
 def test_the_queue_panel_stays_small_with_one_persons_many_runs(store, monkeypatch):
     """200 queued runs of one person and a sweep's 20: the Train page draws a bounded number of rows and
     buttons (a row per sweep), fast."""
-    from core.runs import optuna_sweep as sweeps
+    from core.runs import sweeps
     from tests.support.apptest import page
     monkeypatch.setenv("STUDIO_MAX_QUEUED_PER_PERSON", "500")
     queue = RunQueue(store, slots=1)

@@ -9,9 +9,9 @@ from pathlib import Path
 import psutil
 
 from core.config import TrainConfig
-from core.runs import launcher
+from core.runs.launch import launcher
 from core.runs.store import RunStore
-from core.runs.warm_pool import WarmPool
+from core.runs.launch.warm_pool import WarmPool
 from tests.support.helpers import wait_for
 
 

@@ -10,7 +10,8 @@ import pytest
 
 from core.config import TrainConfig
 from core.messages import ExplainedValueError
-from core.runs import optuna_sweep as sweeps
+from core.runs import sweeps
+from core.runs.sweeps import lifecycle
 from core.runs.store import RunStore
 from tests.support.helpers import cli
 
@@ -87,7 +88,7 @@ def test_a_sweep_carries_on_from_its_stored_study_after_a_restart(store, small_m
 def test_the_sweeps_page_shows_settings_best_first_with_their_seed_spread_and_promotes_the_best(store, small_mnist):
     """A finished sweep (trained here), then the page: progress, the table with ⭐ on the best, the linked
     charts, and Promote queueing the best setting with more epochs."""
-    from core.runs import launcher
+    from core.runs.launch import launcher
     from tests.support.apptest import page
     from tests.support.helpers import wait_for
     spec = sweeps.SweepSpec(TrainConfig(network="mlp", hidden=(32,), epochs=1, data_dir=str(small_mnist)),
@@ -115,7 +116,7 @@ def test_advancers_at_once_never_ask_for_more_settings_than_planned(store, monke
     spec = sweeps.SweepSpec(TrainConfig(network="mlp"), (sweeps.parse_space("learning_rate=1e-3:1e-1:log"),),
                             "random", trials=4)
     with monkeypatch.context() as m:
-        m.setattr(sweeps, "advance", lambda *a, **k: None)  # created, nothing asked yet
+        m.setattr(lifecycle, "advance", lambda *a, **k: None)  # created, nothing asked yet
         sweep_id = sweeps.create(store, spec, submitter="ann")
     assert store.list_runs() == []
     threads = [threading.Thread(target=sweeps.advance, args=(store, sweep_id)) for _ in range(6)]
@@ -131,8 +132,8 @@ def test_a_grid_too_big_is_refused_and_a_sweep_can_be_cancelled_by_its_owner_onl
     """10⁶ combinations are refused with what to do (the cap applies to a full grid too); a sweep holds at most
     ASK_AT_ONCE settings open, so it never floods the queue; Cancel closes it: queued runs cancelled, nothing
     more asked, and only its owner or an admin may."""
-    from core.runs.actions import Actions
-    from core.runs.people import NotAllowed, person
+    from core.runs.people.actions import Actions
+    from core.runs.people.permissions import NotAllowed, person
     spaces = tuple(sweeps.parse_space(f"{n}=" + ",".join(str(v) for v in range(1, 101)))
                    for n in ("batch_size", "epochs"))
     huge = sweeps.SweepSpec(TrainConfig(network="mlp"), spaces + (sweeps.parse_space(
@@ -191,7 +192,7 @@ def test_a_sweep_over_two_settings_shows_which_mattered_most_on_a_log_axis(store
     apart, on a log axis. (Configure's own defaults, started in a browser: tests/browser/test_browser_queue.py.)"""
     import json as json_
 
-    from core.runs import launcher
+    from core.runs.launch import launcher
     from tests.support.apptest import page
     from tests.support.helpers import wait_for
     spec = sweeps.SweepSpec(TrainConfig(network="mlp", hidden=(32,), epochs=1, data_dir=str(small_mnist)),

@@ -12,8 +12,8 @@ import pytest
 from core.config import ConfigError, TrainConfig, field_text, parse_field
 from core.data.folders import validate_mnist_dir
 from core.model.network_build import count_parameters, network_for
-from core.runs.actions import history
-from core.runs.execute import execute
+from core.runs.people.actions import history
+from core.runs.worker.execute import execute
 from core.training.run_control import Control
 from core.training.events import EventLog, LearningRateEvent, StepEvent, ValidationEvent
 from core.training.loop import train
@@ -212,7 +212,7 @@ def test_k_fits_the_epoch_so_that_its_only_single_step_is_the_last(small_mnist):
 
 def test_the_first_step_reaches_the_store_at_once_even_right_after_the_compile_phase(store):
     """A viewer who pressed Start waits for it; the next call may compile for seconds (K steps per call)."""
-    from core.runs.recording import StoreRecorder
+    from core.runs.worker.recording import StoreRecorder
     from core.training.events import PhaseEvent
     run_id = store.create_run(TrainConfig(), exclusive=False)
     recorder = StoreRecorder(store, run_id)

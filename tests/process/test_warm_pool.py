@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 
 from core.config import TrainConfig
-from core.runs import launcher
+from core.runs.launch import launcher
 from core.runs.processes import pid_alive
 from tests.support.helpers import wait_for
 

@@ -8,7 +8,7 @@ import time
 import pytest
 
 from core.config import TrainConfig
-from core.runs import launcher
+from core.runs.launch import launcher
 from core.runs.rows import StartPace
 from core.runs.store import DatabaseError, RunStore
 from tests.support.apptest import page

@@ -10,9 +10,9 @@ import time
 import pytest
 
 from core.model import checkpoint
-from core.runs import launcher
+from core.runs.launch import launcher
 from core.config import TrainConfig
-from core.runs.execute import execute
+from core.runs.worker.execute import execute
 from core.runs.store import RunStore
 from core.runs.store.database import dispose
 from tests.support.helpers import cli, small_filesystem, wait_for
@@ -177,14 +177,14 @@ def test_a_lasting_dispatcher_failure_is_said_once_not_every_tick(store, monkeyp
     it lasts) and keeps trying, instead of a line every half second."""
     import logging
 
-    from core.runs import dispatcher as dispatching
+    from core.runs.launch import dispatcher as dispatching
 
     def failing_tick(self):
         raise OSError("database or disk is full")
 
     monkeypatch.setattr(dispatching.Dispatcher, "tick", failing_tick)
     monkeypatch.setattr(dispatching, "TICK_S", 0.05)
-    caplog.set_level(logging.WARNING, logger="core.runs.dispatcher")
+    caplog.set_level(logging.WARNING, logger="core.runs.launch.dispatcher")
     thread, stop = dispatching.Dispatcher(store, spawn=lambda s, r: None, name="test").start_thread()
     time.sleep(1.0)  # some 20 ticks, each failing
     stop.set()

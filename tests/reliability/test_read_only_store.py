@@ -8,7 +8,7 @@ import pytest
 
 from core.app.run_export import export_runs
 from core.config import TrainConfig
-from core.runs.people import os_user
+from core.runs.people.permissions import os_user
 from core.runs.store import DatabaseError, RunStore
 from core.runs.store.database import dispose
 from tests.support.helpers import cli, small_filesystem

@@ -153,7 +153,7 @@ def test_stop_terminates_a_worker_stuck_mid_step_after_the_grace_period(store):
     terminated, and the run says so. The stand-in worker never reads the store, like one stuck in a step."""
     import time
 
-    from core.runs import launcher
+    from core.runs.launch import launcher
     stuck = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"], start_new_session=True)
     try:
         run_id = store.create_run(TrainConfig(), name="stuck")

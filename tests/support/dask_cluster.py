@@ -1,13 +1,13 @@
 """For the Dask tests: a dispatcher that sends every queued run to a cluster on 127.0.0.1 (no local slot), and
-where a run trained. The cluster itself: core/runs/dask_local.py."""
+where a run trained. The cluster itself: core/runs/launch/dask_local.py."""
 from __future__ import annotations
 
 from contextlib import contextmanager
 from pathlib import Path
 
-from core.runs.dask_executor import DaskExecutor
-from core.runs.dispatcher import Dispatcher
-from core.runs.launcher import spawn
+from core.runs.launch.dask_executor import DaskExecutor
+from core.runs.launch.dispatcher import Dispatcher
+from core.runs.launch.launcher import spawn
 from core.runs.run_queue import RunQueue
 from core.runs.store import RunStore
 from tests.support.helpers import wait_for

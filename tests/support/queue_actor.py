@@ -11,7 +11,7 @@ import threading
 import time
 
 from core.config import TrainConfig
-from core.runs.dispatcher import Dispatcher
+from core.runs.launch.dispatcher import Dispatcher
 from core.runs.run_queue import RunQueue
 from core.runs.store import RunStore
 

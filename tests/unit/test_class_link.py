@@ -12,8 +12,8 @@ from starlette.applications import Starlette
 from core.app.passes import (MEMBER, PASS_COOKIE, VIEWER, class_token, cookie_value, read_pass, signing_key,
                              ticket)
 from core.config import TrainConfig
-from core.runs.actions import Actions, history
-from core.runs.people import NotAllowed, Person, person
+from core.runs.people.actions import Actions, history
+from core.runs.people.permissions import NotAllowed, Person, person
 
 
 def test_passes_are_signed_for_one_purpose_and_expire():

@@ -13,8 +13,8 @@ import pytest
 from core import PROJECT_ROOT
 from core.app.table_files import formula_safe
 from core.config import TrainConfig
-from core.runs.actions import Actions, history
-from core.runs.people import NotAllowed, Person, keep_admins, os_user
+from core.runs.people.actions import Actions, history
+from core.runs.people.permissions import NotAllowed, Person, keep_admins, os_user
 
 ME = os_user()
 

@@ -14,9 +14,9 @@ from core.app.passes import read_pass
 from core.app.server_token import token_matches
 from core.config import ConfigError, TrainConfig, parse_fields
 from core.messages import Explained, Message
-from core.runs import optuna_sweep as sweeps
-from core.runs.annotations import checked_notes, parse_tags
-from core.runs.people import claim_name
+from core.runs import sweeps
+from core.runs.people.annotations import checked_notes, parse_tags
+from core.runs.people.permissions import claim_name
 from core.runs.store import RunStore
 from core.runs.store.run_store import MAX_RUN_NAME, checked_run_name
 from core.track import _jsonable, studio_config

@@ -10,8 +10,8 @@ import pytest
 
 from core.app.throttle import Throttle
 from core.config import TrainConfig
-from core.runs.actions import Actions, history
-from core.runs.people import NotAllowed, claim_name, person
+from core.runs.people.actions import Actions, history
+from core.runs.people.permissions import NotAllowed, claim_name, person
 from tests.support.helpers import cli
 
 BOTH_DATABASES = True  # every test here runs on SQLite and on a real PostgreSQL (tests/conftest.py)
@@ -122,7 +122,7 @@ def test_fifty_parallel_wrong_passwords_are_throttled_across_sessions_and_the_ri
 
 def test_my_handwriting_is_each_persons_own(store):
     import numpy as np
-    from core.runs.handwriting import HandwritingSet
+    from core.runs.people.handwriting import HandwritingSet
     ann, bob = HandwritingSet(store, "ann@x.example"), HandwritingSet(store, "bob@x.example")
     first = ann.add(np.zeros((28, 28), np.uint8), 3)
     bob.add(np.ones((28, 28), np.uint8), 7)
@@ -134,7 +134,7 @@ def test_my_handwriting_is_each_persons_own(store):
 def test_names_are_one_name_in_every_way_of_writing_them(store):
     """Unicode case folding and NFKC everywhere: José/JOSÉ, Straße/STRASSE, full-width Ａｎｎ/Ann are one name
     for taking a display name and for owning a run."""
-    from core.runs.people import claim_name, person
+    from core.runs.people.permissions import claim_name, person
     from core.runs.run_queue import RunQueue
     for first, second in (("José", "JOSÉ"), ("Straße", "STRASSE"), ("Ａｎｎ", "ann")):
         assert claim_name(store, first, f"browser of {first}") is None

@@ -6,9 +6,9 @@ import pytest
 
 from core.config import TrainConfig
 from core.messages import ExplainedValueError
-from core.runs import optuna_sweep as sweeps
-from core.runs.actions import Actions, history
-from core.runs.people import NotAllowed, Person, person
+from core.runs import sweeps
+from core.runs.people.actions import Actions, history
+from core.runs.people.permissions import NotAllowed, Person, person
 from core.runs.run_queue import RunQueue
 
 CAP = 30

@@ -1,13 +1,13 @@
-"""Tags and notes on runs, and the Runs page's search and filters (core/runs/annotations.py)."""
+"""Tags and notes on runs, and the Runs page's search and filters (core/runs/people/annotations.py)."""
 from __future__ import annotations
 
 import pytest
 
 from core.config import TrainConfig
 from core.messages import ExplainedValueError
-from core.runs.actions import Actions
-from core.runs.annotations import RunFilter, all_tags, parse_tags
-from core.runs.people import NotAllowed, person
+from core.runs.people.actions import Actions
+from core.runs.people.annotations import RunFilter, all_tags, parse_tags
+from core.runs.people.permissions import NotAllowed, person
 from tests.support.apptest import page
 
 

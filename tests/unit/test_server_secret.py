@@ -13,7 +13,7 @@ import pytest
 from core.app.passes import (MEMBER, PASS_COOKIE, SCRYPT_N, class_token, cookie_value, password_hash,
                              password_matches, read_pass, signing_key)
 from core.runs.store import RunStore
-from core.runs.store.__main__ import main as store_command
+from core.cli.store import main as store_command
 from core.runs.store.server_settings import SECRET_FILE, SecretError
 
 BOTH_DATABASES = True

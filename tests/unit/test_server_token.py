@@ -10,7 +10,7 @@ from starlette.applications import Starlette
 from core.app.passes import ADMIN, PASS_COOKIE, read_pass, signing_key
 from core.app.server_token import server_token, token_matches
 from core.config import TrainConfig
-from core.runs.people import person
+from core.runs.people.permissions import person
 from tests.support.apptest import page
 from tests.reliability.test_access import give_name
 

@@ -16,8 +16,8 @@ import pytest
 
 from core import PROJECT_ROOT
 from core.config import TrainConfig
-from core.runs import people
-from core.runs.handwriting import HandwritingSet
+from core.runs.people import permissions as people
+from core.runs.people.handwriting import HandwritingSet
 from core.runs.store import DatabaseError, RunStore
 from core.runs.store.migrate import current_revision, head_revision
 
@@ -82,7 +82,7 @@ def test_a_store_of_the_sqlite_only_code_opens_migrated_with_nothing_lost(tmp_pa
 def test_a_legacy_store_copied_into_postgresql_has_every_row_and_file(tmp_path, postgres_server, monkeypatch):
     monkeypatch.delenv("STUDIO_DATABASE_URL", raising=False)
     folder, url = legacy_copy(tmp_path), postgres_server.new_database()
-    out = subprocess.run([sys.executable, "-m", "core.runs.store", "copy", "--from", str(folder), "--to", url],
+    out = subprocess.run([sys.executable, "-m", "core.cli.store", "copy", "--from", str(folder), "--to", url],
                          cwd=PROJECT_ROOT, env=dict(os.environ, PYTHONPATH=str(PROJECT_ROOT)), capture_output=True,
                          text=True, timeout=120)
     assert out.returncode == 0, out.stdout + out.stderr
@@ -96,7 +96,7 @@ def test_a_legacy_store_copied_into_postgresql_has_every_row_and_file(tmp_path, 
         "the checkpoint came from the database, not the source folder"
     elsewhere.log(LEGACY_RUN, "after the copy")  # ids number on after the copied ones
     assert [line.message for line in elsewhere.logs(LEGACY_RUN)] == ["legacy log line", "after the copy"]
-    again = subprocess.run([sys.executable, "-m", "core.runs.store", "copy", "--from", str(folder), "--to", url],
+    again = subprocess.run([sys.executable, "-m", "core.cli.store", "copy", "--from", str(folder), "--to", url],
                            cwd=PROJECT_ROOT, env=dict(os.environ, PYTHONPATH=str(PROJECT_ROOT)), capture_output=True,
                            text=True, timeout=120)
     assert again.returncode == 1 and "already holds runs" in again.stderr
@@ -135,7 +135,7 @@ def test_a_writer_killed_while_keeping_a_checkpoint_leaves_file_and_epoch_of_one
     row's, so a newer file with an older row lost an epoch on resume)."""
     from core.model import checkpoint
     from core.model.network_build import build_network
-    from core.runs.checkpoints import CheckpointWriter
+    from core.runs.worker.checkpoints import CheckpointWriter
     url = postgres_server.new_database()
     config = TrainConfig(network="mlp", hidden=(8,), early_stopping=True)
     net = build_network("mlp", hidden=(8,))
@@ -194,7 +194,7 @@ def test_a_database_that_cannot_be_used_gets_a_message_that_says_what_to_set(tmp
 def test_the_best_validation_figures_count_every_validation_between_epochs_too(store):
     """A run that validates every few steps shows its best accuracy as soon as the first validation says it,
     not only at the epoch's end; the best epoch stays the one with the lowest validation loss."""
-    from core.runs.recording import StoreRecorder
+    from core.runs.worker.recording import StoreRecorder
     from core.training.events import EpochMetrics, ValidationEvent
 
     run_id = store.create_run(TrainConfig(network="mlp"), exclusive=False)

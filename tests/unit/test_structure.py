@@ -131,7 +131,7 @@ def test_imports_inside_functions_only_defer_mindspore_and_say_so():
     process must not load before core.runtime.prepare_process or a page before it is needed; a comment
     saying `deferred` comes on the import's line or before it in the function."""
     heavy = mindspore_modules()
-    assert {"core.training.loop", "core.model.checkpoint", "core.runs.execute"} <= heavy
+    assert {"core.training.loop", "core.model.checkpoint", "core.runs.worker.execute"} <= heavy
     assert not {"core.runs.store", "core.config", "core.app.model_service", "ui.session"} & heavy
     offenders = []
     for name, tree in TREES.items():
@@ -188,6 +188,21 @@ def test_core_packages_depend_downwards_only(package):
     assert upward == []
 
 
+RUNS_ORDER = ["core.runs.store", "core.runs.sweeps", "core.runs.worker", "core.runs.launch", "core.runs.people"]
+
+
+@pytest.mark.parametrize("package", RUNS_ORDER)
+def test_run_packages_depend_downwards_only(package):
+    """core/runs/ by the process a module runs in: store <- sweeps <- worker <- launch <- people (the modules
+    beside them, rows, ids, processes and run_queue, are shared); a package never imports one after it."""
+    above = RUNS_ORDER[RUNS_ORDER.index(package) + 1:]
+    graph = import_graph()
+    upward = sorted(f"{m} -> {d}" for m in graph if m.startswith(package + ".") or m == package
+                    for d in graph[m] if any(d == a or d.startswith(a + ".") for a in above))
+    assert upward == []
+    assert {m for m in graph if m.startswith(package + ".")}, f"{package} holds no module"
+
+
 def test_the_library_never_imports_a_command_line():
     """core/cli/ holds the entry points (python -m core.cli.train, ...): nothing outside it imports them."""
     graph = import_graph()
@@ -198,11 +213,11 @@ def test_the_library_never_imports_a_command_line():
 
 
 def test_no_module_next_to_a_script_shadows_the_standard_library():
-    """msrun starts core/runs/rank.py as a script, so core/runs/ is first on its sys.path: a core/runs/queue.py
+    """msrun starts core/runs/worker/rank.py as a script, so its folder is first on its sys.path: a core/runs/queue.py
     hid the standard library's queue from MindSpore (every data-parallel rank died at import). The benchmarks
     in bench/ run as scripts too: a bench/queue.py broke every one of them at `import mindspore`."""
     import sys
-    folders = (PROJECT_ROOT / "core" / "runs", PROJECT_ROOT / "bench")
+    folders = (PROJECT_ROOT / "core" / "runs" / "worker", PROJECT_ROOT / "bench")
     shadows = sorted(str(p.relative_to(PROJECT_ROOT)) for folder in folders for p in folder.glob("*.py")
                      if p.stem in sys.stdlib_module_names)
     assert shadows == []

@@ -4,7 +4,7 @@
     RunStore()                                     # ./runs (or $STUDIO_DATA_DIR) with its SQLite file
     RunStore(folder, "postgresql+psycopg://...")   # a team's database ($STUDIO_DATABASE_URL does the same)
 
-`python -m core.runs.store copy --from URL --to URL` moves a store into another database (docs/deploy.md).
+`python -m core.cli.store copy --from URL --to URL` moves a store into another database (docs/deploy.md).
 """
 from core.runs.store.database import DATABASE_URL_ENV, DatabaseError, shown_url
 from core.runs.store.run_store import (DATA_DIR_ENV, HEARTBEAT_STALE_S, MAX_STEP_REQUEST, RunBusy, RunGone,

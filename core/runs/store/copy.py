@@ -2,7 +2,7 @@
 history, drawings), the checkpoint files (into the target's database where it is a server, else its folder)
 (the sweeps' Optuna studies: core/runs/sweep.copy_studies); then the counts of both sides compared, table by table.
 
-    python -m core.runs.store copy --from runs/ --to postgresql+psycopg://studio@db-host/studio
+    python -m core.cli.store copy --from runs/ --to postgresql+psycopg://studio@db-host/studio
 """
 from __future__ import annotations
 

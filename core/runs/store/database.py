@@ -268,7 +268,7 @@ class Database:
         (`conn.execute(db.upsert(table, keys), rows)`): one statement whatever the number of rows, which SQLAlchemy
         compiles once per process (a VALUES list of the rows compiled again for every new count: 3-6 ms of each
         flush of a run's steps). On SQLite it is INSERT OR REPLACE, which gives the new row a new rowid: the relay
-        of a remote run (core/runs/mirror.py) finds changed rows by rowid."""
+        of a remote run (core/runs/worker/mirror.py) finds changed rows by rowid."""
         if self.dialect == "sqlite":
             return sqlite.insert(table).prefix_with("OR REPLACE")
         stmt = postgresql.insert(table)

@@ -1,5 +1,5 @@
 """A run's records as plain columns and values, read from one store and written into another: what the relay of
-a run trained on a Dask worker carries (core/runs/mirror.py). A part of RunStore.
+a run trained on a Dask worker carries (core/runs/worker/mirror.py). A part of RunStore.
 
 Rows are found "since the last look" by SQLite's rowid, which INSERT OR REPLACE renews for a changed row: the
 store being read is the remote machine's scratch store, always SQLite. The store written may be either."""

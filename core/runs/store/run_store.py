@@ -23,6 +23,7 @@ from core.messages import Explained, ExplainedValueError, Message
 from core.runs.ids import check_run_id, new_run_id
 from core.runs.processes import pid_alive
 from core.runs.rows import ACTIVE, FINISHED, RESUMABLE, Request, RequestNotice, Run, RunRequests
+from core.runs.store.migrate import current_revision
 from core.runs.store.migrate import upgrade as migrate_to_head
 from core.runs.store.artifacts import Artifacts
 from core.runs.store.convert import to_run
@@ -113,6 +114,11 @@ class RunStore(MetricRecords, QueueRecords, TeamRecords, RunRecords, Artifacts, 
         return self.url
 
     @property
+    def schema_revision(self) -> str | None:
+        """The Alembic revision of this store's database schema."""
+        return current_revision(self.db)
+
+    @property
     def where(self) -> str:
         """Where the runs are, for people: the SQLite file, or the database URL without its password."""
         return str(self.db_path) if self.db_path else shown_url(self.url)
@@ -175,7 +181,7 @@ class RunStore(MetricRecords, QueueRecords, TeamRecords, RunRecords, Artifacts, 
 
     def requests(self, run_id: str) -> RunRequests | None:
         """What the run is asked while it trains (None: it is gone): four columns of its row, the rest neither
-        read nor parsed (its training process asks every core.runs.recording.CONTROL_EVERY_S; reading the whole
+        read nor parsed (its training process asks every core.runs.worker.recording.CONTROL_EVERY_S; reading the whole
         run took ~2 ms)."""
         row = self.run_row(run_id, ("request", "step_request", "step_delay", "lr_request"))
         if row is None:
@@ -219,7 +225,7 @@ class RunStore(MetricRecords, QueueRecords, TeamRecords, RunRecords, Artifacts, 
         self.update(run_id, name=checked_run_name(name))
 
     def annotate(self, run_id: str, tags: tuple[str, ...], notes: str) -> None:
-        """Set a run's tags and note (checked: core/runs/annotations.py)."""
+        """Set a run's tags and note (checked: core/runs/people/annotations.py)."""
         self.update(run_id, tags=json.dumps(list(tags), ensure_ascii=False), notes=notes)
 
     def delete(self, run_id: str) -> None:
@@ -237,7 +243,7 @@ class RunStore(MetricRecords, QueueRecords, TeamRecords, RunRecords, Artifacts, 
         shutil.rmtree(self.export_dir(run_id), ignore_errors=True)
         self.log_path(run_id).unlink(missing_ok=True)
         data = Path(run.config.data_dir) if run.config.data_dir else None
-        if data is not None and data.parent == self.root / "finetune":  # a fine-tune's own data (core/runs/finetune.py)
+        if data is not None and data.parent == self.root / "finetune":  # a fine-tune's own data (people/finetune.py)
             shutil.rmtree(data, ignore_errors=True)
         shutil.rmtree(self.logs_dir / run_id, ignore_errors=True)  # data-parallel ranks' logs
 

@@ -108,7 +108,7 @@ lr_changes = Table(
     PrimaryKeyConstraint("run_id", "step"),
 )
 
-history = Table(  # who did or tried what (core/runs/actions.py)
+history = Table(  # who did or tried what (core/runs/people/actions.py)
     "history", metadata,
     Column("id", Integer, primary_key=True, autoincrement=True),
     Column("t", Float, nullable=False), Column("who", Text, nullable=False), Column("action", Text, nullable=False),
@@ -134,7 +134,7 @@ sweeps = Table(
     Column("status", Text, nullable=False, server_default="open"),
 )
 
-drawings = Table(  # a person's own handwriting (core/runs/handwriting.py)
+drawings = Table(  # a person's own handwriting (core/runs/people/handwriting.py)
     "drawings", metadata,
     Column("id", Integer, primary_key=True, autoincrement=True),
     Column("image", LargeBinary, nullable=False), Column("label", Integer, nullable=False),

@@ -3,7 +3,7 @@
 It is random (256 bits), made on first use, and kept where every app server of the store finds it: in the
 database where it is a server (PostgreSQL: the `settings` table), else in a file only its owner may read beside
 the SQLite store (`<store>/secret.key`, mode 0600). $STUDIO_SECRET, when set, is used instead. Rotating it
-(`python -m core.runs.store rotate-secret`) revokes every class link and cookie handed out under the old one.
+(`python -m core.cli.store rotate-secret`) revokes every class link and cookie handed out under the old one.
 A part of RunStore.
 """
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """The records a team shares besides runs: the history of actions, display names, drawings and sweeps.
-A part of RunStore; the rules about them live in core/runs/actions.py, people.py, handwriting.py, sweep.py."""
+A part of RunStore; the rules about them live in core/runs/people/actions.py, people.py, handwriting.py, sweep.py."""
 from __future__ import annotations
 
 import time

@@ -5,8 +5,8 @@
     STUDIO_DASK_SCHEDULER=tcp://HOST:8786 ./run.sh              # the app
 
 The scheduler unpickles every task, so it too runs where this project is installed (docs/queue.md).
-The dispatcher (core/runs/dispatcher.py) fills this host's slots first, then one run per free `train`
-resource of the cluster. A remote run trains in core/runs/remote_run.py. Data-parallel runs and runs a waiting
+The dispatcher (core/runs/launch/dispatcher.py) fills this host's slots first, then one run per free `train`
+resource of the cluster. A remote run trains in core/runs/worker/remote_run.py. Data-parallel runs and runs a waiting
 command line trains itself stay here.
 
 With a team's database server, the remote run records straight into it (as a local run does) and this side
@@ -28,12 +28,12 @@ import uuid
 from typing import Any
 
 from core.messages import Message
-from core.runs import mirror
-from core.runs.dask_data import ScatteredData
-from core.runs.remote_run import control_queue_name, events_queue_name, train_on_database, train_remotely
+from core.runs.worker import mirror
+from core.runs.launch.dask_data import ScatteredData
+from core.runs.worker.remote_run import control_queue_name, events_queue_name, train_on_database, train_remotely
 from core.runs.rows import Run
 from core.runs.store import RunStore
-from core.runs.optuna_sweep import TrialReporter
+from core.runs.sweeps.study import TrialReporter
 from core.training.events import EpochMetrics
 
 __all__ = ["SCHEDULER_ENV", "DaskExecutor", "scheduler_setting", "SILENT_S"]

@@ -1,6 +1,6 @@
-"""One data-parallel rank of a run: started by msrun (core.runs.distributed), never by hand.
+"""One data-parallel rank of a run: started by msrun (core.runs.worker.distributed), never by hand.
 
-    msrun ... core/runs/rank.py RUN_ID --store DIR
+    msrun ... core/runs/worker/rank.py RUN_ID --store DIR
 
 msrun runs this file by path (graph mode parses real source files), so it puts the project on sys.path
 itself. msrun also runs it once as the scheduler (MS_ROLE=MS_SCHED), which only serves the cluster.
@@ -11,10 +11,10 @@ import os
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
 
 from core.runtime import set_mode  # noqa: E402
-from core.runs.entry import open_run  # noqa: E402
+from core.runs.worker.entry import open_run  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -30,7 +30,7 @@ def main(argv: list[str] | None = None) -> int:
     if os.environ.get("MS_ROLE") == "MS_SCHED":  # the scheduler: init() returns when the job is over
         return 0
     # deferred: the scheduler above never needs the trainer
-    from core.runs.execute import execute_rank
+    from core.runs.worker.execute import execute_rank
     from core.training.parallel import Parallel
     ms.set_auto_parallel_context(parallel_mode=ms.ParallelMode.DATA_PARALLEL, gradients_mean=True)
     parallel = Parallel(rank=get_rank(), size=get_group_size())

@@ -1,7 +1,7 @@
 """Run one stored run to its end inside this process: the body of a worker process and of the command line.
 
 The caller must have called core.runtime.prepare_process(config.network) before mindspore was imported.
-A run with config.workers > 1 is coordinated as that many msrun ranks (core.runs.distributed); each rank
+A run with config.workers > 1 is coordinated as that many msrun ranks (core.runs.worker.distributed); each rank
 calls execute_rank.
 """
 from __future__ import annotations
@@ -13,15 +13,15 @@ from collections.abc import Iterable
 
 from core.data.folders import validate_mnist_dir
 from core.messages import Explained, Message
-from core.runs.checkpoints import CheckpointWriter
-from core.runs.cluster import ClusterSpec
-from core.runs.distributed import run_distributed
-from core.runs.heartbeat import Heartbeat
-from core.runs.recording import CoordinatorWatch, RankStatus, StoreControl, StoreRecorder
-from core.runs.resume import resume_state
-from core.runs.start_weights import with_start_file
+from core.runs.worker.checkpoints import CheckpointWriter
+from core.runs.worker.cluster import ClusterSpec
+from core.runs.worker.distributed import run_distributed
+from core.runs.worker.heartbeat import Heartbeat
+from core.runs.worker.recording import CoordinatorWatch, RankStatus, StoreControl, StoreRecorder
+from core.runs.worker.resume import resume_state
+from core.runs.worker.start_weights import with_start_file
 from core.runs.store import RunStore
-from core.runs.optuna_sweep import TrialReporter
+from core.runs.sweeps.study import TrialReporter
 from core.training.events import Callback
 from core.training.loop import TrainResult, train
 from core.training.parallel import Parallel

@@ -16,7 +16,7 @@ from core.runs.store import RunStore
 __all__ = ["RANK_SCRIPT", "COORDINATOR_ENV", "ClusterError", "ClusterSpec", "free_port", "check_port",
            "msrun_command", "rank_log_dir", "rank_log", "log_tail", "last_error"]
 
-RANK_SCRIPT = PROJECT_ROOT / "core" / "runs" / "rank.py"
+RANK_SCRIPT = PROJECT_ROOT / "core" / "runs" / "worker" / "rank.py"
 COORDINATOR_ENV = "STUDIO_COORDINATOR_PID"  # ranks stop themselves when their coordinator is gone
 ERROR_WORDS = ("Error", "error:", "Exception", "Traceback", "failed")
 

@@ -2,7 +2,7 @@
 processes (on one host, or several with a scheduler address, port and node rank).
 
 The process that calls run_distributed is the run's coordinator (the dashboard's worker process or the
-command line): it starts msrun, which starts a scheduler and the ranks (`python core/runs/rank.py ...`).
+command line): it starts msrun, which starts a scheduler and the ranks (`python core/runs/worker/rank.py ...`).
 Every rank trains on its share of the images; rank 0 records the run in the store exactly as a single
 process does; each rank keeps its own row (state, step, pid) and log. The coordinator watches them:
 a rank that dies ends the whole run as failed, naming it; a stop ends every process.
@@ -19,9 +19,9 @@ from pathlib import Path
 from collections.abc import Iterable
 
 from core import PROJECT_ROOT
-from core.runs.cluster import (COORDINATOR_ENV, ClusterError, ClusterSpec, check_port, free_port, last_error,
+from core.runs.worker.cluster import (COORDINATOR_ENV, ClusterError, ClusterSpec, check_port, free_port, last_error,
                                msrun_command, rank_log, rank_log_dir)
-from core.runs.heartbeat import Heartbeat
+from core.runs.worker.heartbeat import Heartbeat
 from core.runs.processes import kill_tree, pid_alive
 from core.runs.rows import Run
 from core.runs.store import RunStore

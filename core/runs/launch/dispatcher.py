@@ -17,14 +17,14 @@ import uuid
 from typing import TYPE_CHECKING
 from collections.abc import Callable
 
-from core.runs import optuna_sweep as sweep
+from core.runs import sweeps as sweep
 from core.runs.processes import pid_alive
 from core.runs.run_queue import RunQueue
 from core.runs.rows import Run
 from core.runs.store import RunStore
 
 if TYPE_CHECKING:
-    from core.runs.dask_executor import DaskExecutor
+    from core.runs.launch.dask_executor import DaskExecutor
 
 __all__ = ["Dispatcher", "TICK_S", "LEASE_S"]
 
@@ -39,7 +39,7 @@ class Dispatcher:
     def __init__(self, store: RunStore, spawn: Callable[[RunStore, str], None], queue: RunQueue | None = None,
                  name: str | None = None, executor: "DaskExecutor | None" = None):
         self.store = store
-        self.executor = executor  # more machines (core/runs/dask_executor.py), or None: this host only
+        self.executor = executor  # more machines (core/runs/launch/dask_executor.py), or None: this host only
         self.queue = queue or RunQueue(store)
         self.spawn = spawn
         self.owner = name or f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"  # the lease's row

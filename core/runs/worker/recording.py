@@ -12,7 +12,7 @@ import socket
 import time
 
 from core.messages import Message
-from core.runs.cluster import COORDINATOR_ENV
+from core.runs.worker.cluster import COORDINATOR_ENV
 from core.runs.processes import pid_alive
 from core.runs.rows import RunRequests
 from core.runs.store import RunStore

@@ -14,11 +14,11 @@ from core.runtime import child_environment
 from core.messages import Message
 from core.runs.processes import pid_alive
 from core.runs.rows import FULL_SPEED, RequestNotice, StartPace
-from core.runs.dask_executor import DaskExecutor, scheduler_setting
-from core.runs.dispatcher import Dispatcher
+from core.runs.launch.dask_executor import DaskExecutor, scheduler_setting
+from core.runs.launch.dispatcher import Dispatcher
 from core.runs.run_queue import RunQueue
 from core.runs.store import RunStore
-from core.runs.warm_pool import WarmPool, warm_wanted
+from core.runs.launch.warm_pool import WarmPool, warm_wanted
 
 STOP_GRACE_S = 5.0  # a stop request is honoured between steps; after this the process is terminated
 
@@ -84,7 +84,7 @@ def resume(store: RunStore, run_id: str) -> str:
 
 def spawn(store: RunStore, run_id: str) -> None:
     """Start the worker process of a run the queue handed out: a warm one waiting for its network when this
-    process keeps a pool (core/runs/warm_pool.py), else a fresh one."""
+    process keeps a pool (core/runs/launch/warm_pool.py), else a fresh one."""
     run, pool = store.get(run_id), _pools.get(store.key)
     proc = pool.take(run.config.network, run_id) if pool is not None and run is not None and run.config.workers <= 1 \
         else None

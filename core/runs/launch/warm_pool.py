@@ -1,6 +1,6 @@
 """Warm workers: one process per network, started ahead with MindSpore loaded, handed the next run of its
 network (core/cli/warm_worker.py). Start → first step then skips the worker's start (process, imports): 1.7–2.4 s
-of the 2.8–4.1 s measured before (docs/performance.md). Only the app server keeps a pool (core/runs/launcher.py
+of the 2.8–4.1 s measured before (docs/performance.md). Only the app server keeps a pool (core/runs/launch/launcher.py
 serve); STUDIO_WARM_WORKERS=0 turns it off. Each waiting process holds MindSpore's memory (~0.3 GB).
 """
 from __future__ import annotations

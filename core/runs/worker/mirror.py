@@ -1,6 +1,6 @@
 """Copying one run's records between two run stores: what a run trained on a Dask worker sends back.
 
-The machine that trains a run remotely keeps a scratch store of its own (core/runs/remote_run.py) and runs the
+The machine that trains a run remotely keeps a scratch store of its own (core/runs/worker/remote_run.py) and runs the
 ordinary worker process against it; this module reads what that store gained since the last look (a Delta:
 changed run fields, new rows, changed checkpoint files, new lines of the worker's own log) and writes it into
 the app's store. Deltas are plain dicts of numbers, strings and bytes, so that Dask can carry them.

@@ -1,4 +1,4 @@
-"""The Dask tasks that train one run on a worker machine (started by core/runs/dask_executor.py).
+"""The Dask tasks that train one run on a worker machine (started by core/runs/launch/dask_executor.py).
 
 The worker machine needs this project installed, nothing of the app's files: the run's data arrives with the
 task. Two ways, by the store's database:
@@ -8,7 +8,7 @@ task. Two ways, by the store's database:
 - a SQLite store on the app's host (`train_remotely`): the run's row and (for a resumed run) its checkpoint and
   metrics arrive with the task too; the task plants them in a scratch store, starts the worker process against it
   and relays: every RELAY_EVERY_S what the scratch store gained goes to the app through a Dask queue
-  (core/runs/mirror.py), and the app's pause/stop/pacing requests come back through another.
+  (core/runs/worker/mirror.py), and the app's pause/stop/pacing requests come back through another.
 The scratch folder is deleted at the end.
 
 A Dask worker that dies takes its training process with it (PR_SET_PDEATHSIG), and Dask would run the task
@@ -29,7 +29,7 @@ from pathlib import Path
 from core import PROJECT_ROOT
 from core.config import TrainConfig
 from core.messages import Message
-from core.runs import mirror
+from core.runs.worker import mirror
 from core.runs.processes import kill_tree
 from core.runs.store import RunStore
 from core.runtime import child_environment
@@ -40,7 +40,7 @@ __all__ = ["train_remotely", "train_on_database", "events_queue_name", "control_
 RELAY_EVERY_S = 0.25  # how often the scratch store is read and sent (the page's refresh is slower)
 QUIET_BEAT_S = 1.0    # with nothing new, an empty delta at least this often: the app's sign of life
 APP_SILENT_S = 30.0   # no word from the app this long (it died): the run stops here; the app marks it interrupted
-STOP_GRACE_S = 5.0    # as for a local run (core/runs/launcher.py): then the process is ended mid-step
+STOP_GRACE_S = 5.0    # as for a local run (core/runs/launch/launcher.py): then the process is ended mid-step
 PR_SET_PDEATHSIG = 1
 
 

@@ -1,7 +1,7 @@
 """Everything a person does to runs, checked and recorded: the one door pages and the command line use.
 
-Each action checks core/runs/people.py's rule (owner or admin for controls; anyone for starting and copying),
-writes a line to the store's `history` table (who, what, which run, when; refused attempts too) and then acts.
+Each action checks core/runs/people/permissions.py's rule (owner or admin for controls; anyone for starting and
+copying), writes a line to the store's `history` table (who, what, which run, when; refused attempts too) and then acts.
 Admins read the history on the Runs page. The `history` table is in the store's schema (core/runs/store.py).
 """
 from __future__ import annotations
@@ -10,12 +10,12 @@ import time
 
 from core.config import TrainConfig
 from core.messages import Message
-from core.runs import launcher
-from core.runs.annotations import checked_notes, parse_tags
-from core.runs.people import NotAllowed, Owned, Person
-from core.runs import optuna_sweep as sweeps
+from core.runs.launch import launcher
+from core.runs.people.annotations import checked_notes, parse_tags
+from core.runs.people.permissions import NotAllowed, Owned, Person
+from core.runs import sweeps
 from core.runs.rows import FULL_SPEED, HistoryLine, RequestNotice, Run, StartPace
-from core.runs.optuna_sweep import SweepInfo
+from core.runs.sweeps.results import SweepInfo
 from core.runs.run_queue import RunQueue
 from core.runs.store import RunStore
 

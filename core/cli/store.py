@@ -1,8 +1,8 @@
 """The run store's own commands:
 
-    python -m core.runs.store copy --from runs/ --to postgresql+psycopg://studio@db-host/studio
-    python -m core.runs.store upgrade [--store DIR] [--database-url URL]    # migrate to this code's schema
-    python -m core.runs.store rotate-secret [--store DIR] [--database-url URL]   # revoke every link and cookie
+    python -m core.cli.store copy --from runs/ --to postgresql+psycopg://studio@db-host/studio
+    python -m core.cli.store upgrade [--store DIR] [--database-url URL]    # migrate to this code's schema
+    python -m core.cli.store rotate-secret [--store DIR] [--database-url URL]   # revoke every link and cookie
 
 --from and --to take a database URL or a store folder (its runs.sqlite). Files of a store folder (checkpoints)
 go into the target's database when it is a server, into --to-store otherwise.
@@ -14,10 +14,9 @@ import sys
 from pathlib import Path
 
 from core.messages import Explained
-from core.runs import optuna_sweep as sweep
+from core.runs import sweeps as sweep
 from core.runs.store.arguments import add_store_arguments, open_store
 from core.runs.store.copy import copy_store
-from core.runs.store.migrate import current_revision
 from core.runs.store.run_store import RunStore, default_data_dir
 
 
@@ -28,7 +27,7 @@ def _open(where: str, folder: str | None) -> RunStore:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m core.runs.store", description="The run store's own commands.")
+    ap = argparse.ArgumentParser(prog="python -m core.cli.store", description="The run store's own commands.")
     sub = ap.add_subparsers(dest="command", required=True)
     copy = sub.add_parser("copy", help="copy a whole store into another database and compare the counts")
     copy.add_argument("--from", dest="source", required=True, metavar="URL_OR_FOLDER")
@@ -45,7 +44,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "upgrade":
             store = open_store(args)
-            print(f"{store.where}: schema {current_revision(store.db)}")
+            print(f"{store.where}: schema {store.schema_revision}")
             return 0
         if args.command == "rotate-secret":
             store = open_store(args)

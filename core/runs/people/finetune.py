@@ -16,10 +16,10 @@ from core.config import TrainConfig
 from core.data.folders import SPLIT_FILES, MnistFolder, load_arrays, stratified_split, validate_mnist_dir
 from core.data.idx import write_idx
 from core.messages import ExplainedValueError
-from core.runs.handwriting import Drawing
+from core.runs.people.handwriting import Drawing
 from core.runs.ids import new_run_id
 from core.runs.rows import Run
-from core.runs.start_weights import run_reference
+from core.runs.worker.start_weights import run_reference
 from core.runs.store import RunStore
 
 __all__ = ["FineTune", "Score", "plan", "evaluation_split", "scores", "find", "SOURCE"]

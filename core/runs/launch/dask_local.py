@@ -2,7 +2,7 @@
 docs/queue.md starts them, each worker in a process group of its own (so that it can be killed outright). For
 trying Dask executors on one machine, the tests and the benchmarks:
 
-    .venv/bin/python -m core.runs.dask_local --workers 2     # prints the address for STUDIO_DASK_SCHEDULER
+    .venv/bin/python -m core.runs.launch.dask_local --workers 2     # prints the address for STUDIO_DASK_SCHEDULER
 """
 from __future__ import annotations
 
@@ -46,7 +46,7 @@ class Cluster:
                 str(DASK), "worker", self.address, "--host", "127.0.0.1", "--worker-port", address.rsplit(":", 1)[1],
                 "--nanny-port", str(free_port()), "--dashboard-address", "127.0.0.1:0", "--nthreads", "1",
                 "--resources", "train=1", "--local-directory", str(folder / f"worker{i}")])
-        from distributed import Client  # deferred: like every Dask import (core/runs/dask_executor.py)
+        from distributed import Client  # deferred: like every Dask import (core/runs/launch/dask_executor.py)
         with Client(self.address, timeout=30) as client:
             client.wait_for_workers(workers, timeout=60)
 
