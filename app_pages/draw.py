@@ -20,7 +20,7 @@ from ui.handwriting_view import handwriting, keep_drawing
 from ui.session import get_store
 
 st.title("✏️ " + t("nav.draw"))
-run = pick_trained_run(t("draw.model"), key="draw_run")
+run, checkpoint = pick_trained_run(t("draw.model"), key="draw_run")
 target = drawing_target()  # from Evaluate's "Draw one like this"
 
 left, mid, right = st.columns([3, 2, 3])
@@ -33,6 +33,7 @@ with left:
                        width=280, drawing_mode="freedraw", update_streamlit=True, return_image_data=True,
                        key="canvas")
     show_canvas_toolbar()
+digit: np.ndarray | None
 try:
     digit = to_mnist(canvas.image_data if canvas is not None else None)
 except DrawingError as e:
@@ -44,7 +45,7 @@ if digit is not None:
         st.caption(t("draw.network_sees"))
         st.image(digit, width=168)
     try:
-        probs = model_service.predict(run.checkpoint, digit[None])[0]
+        probs = model_service.predict(checkpoint, digit[None])[0]
     except CheckpointError as e:
         st.error(say(e))
         st.stop()
@@ -64,6 +65,6 @@ if digit is not None:
     # A toggle, not an expander: an expander's body runs on every stroke even when closed, and this view
     # (activations, saliency, filters) is the heaviest part of the page (bench/load_test.py).
     if st.toggle("🔬 " + t("draw.inside"), key="inside_draw"):
-        render_inside(run.checkpoint, digit, key="draw")
+        render_inside(checkpoint, digit, key="draw")
 
 handwriting(get_store(), run)

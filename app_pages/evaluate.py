@@ -15,7 +15,7 @@ from ui.session import check_user_path, split_arrays
 from ui.inside import render_inside
 
 st.title("📊 " + t("nav.evaluate"))
-run = pick_trained_run(t("evaluate.run"), key="eval_run")
+run, checkpoint = pick_trained_run(t("evaluate.run"), key="eval_run")
 default_dir = run.config.data_dir or ""
 data_dir = st.text_input(t("evaluate.folder"), value=default_dir, key="eval_dir", help=t("evaluate.folder_help"))
 try:
@@ -29,7 +29,7 @@ split = st.radio(t("evaluate.split"), splits, horizontal=True, key="eval_split",
                  format_func=lambda s: t("evaluate.split_test", n=folder.test_count) if s == "test"
                  else t("evaluate.split_validation"))
 
-key = (run.checkpoint, str(folder.root), split)
+key = (checkpoint, str(folder.root), split)
 if st.session_state.get("eval_key") != key:
     st.session_state.pop("eval_report", None)
     forget_cell()
@@ -37,7 +37,7 @@ if st.session_state.get("eval_key") != key:
 if "eval_report" not in st.session_state:
     try:
         with st.spinner(t("evaluate.evaluating")):
-            st.session_state["eval_report"] = model_service.evaluate(run.checkpoint, str(folder.root), split)
+            st.session_state["eval_report"] = model_service.evaluate(checkpoint, str(folder.root), split)
             st.session_state["eval_key"] = key
     except (CheckpointError, DataError, ValueError) as e:
         st.error(say(e))
@@ -77,4 +77,4 @@ choices = list(r.misclassified[:24]) or list(range(min(24, len(r.labels))))
 shown_pos = st.selectbox(t("evaluate.image"), choices, key="inside_image",
                          format_func=lambda p: t("evaluate.image_option", id=r.sample_ids[p], true=r.labels[p],
                                                  pred=r.predicted[p]))
-render_inside(run.checkpoint, images[r.sample_ids[shown_pos]], key="evaluate")
+render_inside(checkpoint, images[r.sample_ids[shown_pos]], key="evaluate")

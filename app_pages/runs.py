@@ -98,7 +98,7 @@ with b:
     elif run.checkpoint and not Path(run.checkpoint).exists():
         st.warning(t("runs.checkpoint_gone"))
     if run.checkpoint and Path(run.checkpoint).exists() and not run.active:
-        export_panel(store, run)
+        export_panel(store, run, run.checkpoint)
 with c:
     sure = st.checkbox(t("runs.sure"), key=f"sure_{run.id}")
     if st.button("🗑️ " + t("runs.delete"), disabled=not sure):

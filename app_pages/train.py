@@ -38,7 +38,8 @@ default_id = active.id if active else st.session_state.get("run_id", ids[0])
 shown = choice_slot.selectbox(t("train.run"), ids, index=ids.index(default_id) if default_id in ids else 0,
                      format_func=lambda i: run_choice_label(next(r for r in runs if r.id == i)))
 st.session_state["run_id"] = shown
-was_active = await_first_step(store, store.get(shown)).active
+shown_run = store.get(shown)  # None: deleted since the list was read (the view below says so)
+was_active = shown_run is not None and await_first_step(store, shown_run).active
 poll_s = live_poll_interval() if was_active else None
 if not was_active:  # the sidebar polls the status itself; while the shown run trains, the live view draws it
     with status_slot():
@@ -50,13 +51,13 @@ if not was_active:  # the sidebar polls the status itself; while the shown run t
 def live(run_id: str, page_view, drawn, options):
     """What changes at every step; the heading and controls above are drawn again (the whole page) only when
     what they show changes."""
-    if was_active:
+    if poll_s is not None:  # the run was training when the page drew
         keep_pace(poll_s, live_poll_interval())  # viewers came or went, or updates got slower or faster
     with timed_update():
         # A live run's view is read again at each poll (one build shared by all viewers); an ended run's, read
         # for the heading above, does not change.
         view = view_of(store, run_id, live=True) if was_active else page_view
-        if view.run is None:
+        if view is None:
             st.warning(t("train.deleted"))
             return
         draw_body(store, view, options)
@@ -71,7 +72,7 @@ def live(run_id: str, page_view, drawn, options):
 
 with live_slot:
     header = view_of(store, shown, was_active)
-    if header.run is None:
+    if header is None:
         st.warning(t("train.deleted"))
         st.stop()
     if presenting():  # one screen for the room: the control bar, the curves under it, their options below

@@ -3,9 +3,11 @@ the network's layer table."""
 from __future__ import annotations
 
 from dataclasses import fields
+from typing import Any
 
 import pandas as pd
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
 
 from core.app.access import check_data_path
 from core.app.model_service import MINDSPORE_LOCK
@@ -87,8 +89,8 @@ class ConfigForm:
 
     def __init__(self, config: TrainConfig):
         self.config = config
-        self.raw: dict[str, object] = {}
-        self.slots: dict[str, object] = {}
+        self.raw: dict[str, Any] = {}  # each widget's value: text, a choice or a checkbox's bool
+        self.slots: dict[str, DeltaGenerator] = {}  # where a field's error goes
 
     def choice(self, name: str, options: tuple, col=st) -> object:
         self.raw[name] = col.selectbox(t(f"configure.f_{name}"), options,

@@ -72,5 +72,6 @@ def language_switch() -> None:
     if bad is not None:
         st.warning(t("common.bad_lang", value=literal(bad, URL_VALUE_MAX), choices=", ".join(i18n.LANGUAGES)))
     st.session_state["lang_choice"] = lang
-    st.selectbox("🌐 " + t("common.language"), list(i18n.LANGUAGES), key="lang_choice",
-                 format_func=i18n.LANGUAGES.get, on_change=keep, args=("lang_choice", "lang"))
+    codes: list[str] = list(i18n.LANGUAGES)
+    st.selectbox("🌐 " + t("common.language"), codes, key="lang_choice",
+                 format_func=lambda code: i18n.LANGUAGES[code], on_change=keep, args=("lang_choice", "lang"))

@@ -20,7 +20,8 @@ SHOWN = 12
 def _compact(waiting: list[QueuedRun]) -> tuple[list[QueuedRun], dict[str, list[QueuedRun]]]:
     """The queued runs outside sweeps, and each sweep's queued runs (shown as one row: a sweep is cancelled on
     its own page, not run by run)."""
-    single, by_sweep = [], {}
+    single: list[QueuedRun] = []
+    by_sweep: dict[str, list[QueuedRun]] = {}
     for w in waiting:
         if w.run.sweep:
             by_sweep.setdefault(w.run.sweep, []).append(w)

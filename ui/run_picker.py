@@ -22,8 +22,10 @@ __all__ = ["pick_trained_run", "sidebar_status", "draw_status", "sidebar_footer"
 _STATUS_SLOT = "_sidebar_status_slot"  # session state: the container reserved in this page run's sidebar
 
 
-def pick_trained_run(label: str, key: str) -> Run:
-    """A selectbox of finished runs that have a checkpoint; stops the page with a hint when there is none."""
+def pick_trained_run(label: str, key: str) -> tuple[Run, str]:
+    """A selectbox of finished runs that have a checkpoint: the run chosen and its checkpoint's path on this host
+    (fetched from a team's database when it was trained elsewhere; its recorded path when the file is gone, so
+    that the page says so). Stops the page with a hint when there is none."""
     runs = [r for r in get_store().list_runs() if r.checkpoint and r.status not in ACTIVE]
     chosen_before = st.session_state.get(f"_{key}_chosen")  # (id, name) of this session's last choice
     if chosen_before and chosen_before[0] not in {r.id for r in runs}:
@@ -38,18 +40,21 @@ def pick_trained_run(label: str, key: str) -> Run:
         st.session_state.pop(key, None)  # the widget's remembered choice gives way to the one asked for
     run = st.selectbox(label, runs, index=index or 0, format_func=run_label, key=key)
     st.session_state[f"_{key}_chosen"] = (run.id, run.name)
-    return with_local_checkpoint(get_store(), run)
-
-
-def choose_next(key: str, run_id: str) -> None:
-    """Have pick_trained_run(key=key) choose this run at the page's next run."""
-    st.session_state[f"_{key}_wanted"] = run_id
+    recorded = run.checkpoint
+    assert recorded is not None, "the list holds runs with a checkpoint only"
+    return run, get_store().checkpoint_file(run) or recorded
 
 
 def with_local_checkpoint(store: RunStore, run: Run) -> Run:
     """The run with its checkpoint as a file on this host (fetched from a team's database when it was trained
     elsewhere); its recorded path when the file is gone, so that the page says so."""
     return replace(run, checkpoint=store.checkpoint_file(run) or run.checkpoint)
+
+
+def choose_next(key: str, run_id: str) -> None:
+    """Have pick_trained_run(key=key) choose this run at the page's next run."""
+    st.session_state[f"_{key}_wanted"] = run_id
+
 
 
 def sidebar_status() -> None:

@@ -107,7 +107,8 @@ def _numeric(values: list) -> bool:
 
 def _selection(info: sweeps.SweepInfo, found: list[sweeps.Setting]) -> dict[str, tuple]:
     """A range (numbers) or a set (choices) per varied setting, chosen with widgets under the chart."""
-    chosen, cols = {}, st.columns(max(len(info.spec.spaces), 1))
+    chosen: dict[str, tuple] = {}
+    cols = st.columns(max(len(info.spec.spaces), 1))
     for col, space in zip(cols, info.spec.spaces, strict=False):
         values = [s.values[space.name] for s in found]
         label = t("sweep.select", name=t(f"configure.f_{space.name}"))
@@ -173,14 +174,22 @@ def _parcoords(info: sweeps.SweepInfo, found: list[sweeps.Setting], chosen: dict
     return fig
 
 
+def _error_bar(setting: sweeps.Setting) -> tuple[float, float]:
+    """How far the seeds' worst and best accuracy lie below and above their mean (0, 0: none finished)."""
+    mean, spread = setting.mean, setting.spread
+    if mean is None or spread is None:
+        return 0.0, 0.0
+    return mean - spread[0], spread[1] - mean
+
+
 def _one_setting(space: sweeps.Space, done: list[sweeps.Setting]) -> go.Figure:
     """One varied setting: its values against the seeds' mean accuracy (min to max as error bars), on a log
     axis where the values are log-spaced (parallel coordinates of one setting are two pale axes)."""
     values = [s.values[space.name] for s in done]
     numeric = _numeric(values)
     x = [float(v) if numeric else field_text(space.name, v) for v in values]
-    above = [(s.spread[1] - s.mean) if s.spread else 0 for s in done]
-    below = [(s.mean - s.spread[0]) if s.spread else 0 for s in done]
+    above = [_error_bar(s)[1] for s in done]
+    below = [_error_bar(s)[0] for s in done]
     fig = go.Figure(go.Scatter(x=x, y=[s.mean for s in done], mode="markers",
                                marker=dict(size=12, color=RUN_COLOURS[0]),
                                error_y=dict(type="data", symmetric=False, array=above, arrayminus=below)))

@@ -31,7 +31,7 @@ LOG_LINES = 60
 
 @dataclass(frozen=True)
 class RunView:
-    run: Run | None
+    run: Run
     history: History
     log: str                      # the tail of the run's log
     training_s: float | None      # training time so far: pauses (and the time before the first step) left out
@@ -48,20 +48,23 @@ class HeaderState:
     step_delay: float | None
 
 
-def build_view(store: RunStore, run_id: str, live: bool) -> RunView:
-    """Everything the view shows of a run, read once. live: the run is training and this view is shared by
-    every viewer; its row then comes from the snapshot the sidebar reads too (a view that does not poll must
-    read it fresh: a snapshot a moment old would stay on screen)."""
+def build_view(store: RunStore, run_id: str, live: bool) -> RunView | None:
+    """Everything the view shows of a run, read once (None: the run is gone). live: the run is training and this
+    view is shared by every viewer; its row then comes from the snapshot the sidebar reads too (a view that does
+    not poll must read it fresh: a snapshot a moment old would stay on screen)."""
     log = "\n".join(line.message for line in store.logs(run_id, limit=LOG_LINES))
     run = run_snapshot(store, run_id) if live else store.get(run_id)
-    per_epoch = run.total_steps // run.config.epochs if run and run.total_steps else None
+    if run is None:
+        return None
+    per_epoch = run.total_steps // run.config.epochs if run.total_steps else None
     history = read_history(store, run_id, per_epoch)
-    rate = current_learning_rate(run, history) if run is not None and run.active else None
+    rate = current_learning_rate(run, history) if run.active else None
     return RunView(run, history, log, history.steps[-1].elapsed if history.steps else None, rate)
 
 
-def view_of(store: RunStore, run_id: str, live: bool) -> RunView:
-    """The run's view: for a live run one build shared by every viewer (ui.live), else read now."""
+def view_of(store: RunStore, run_id: str, live: bool) -> RunView | None:
+    """The run's view (None: the run is gone): for a live run one build shared by every viewer (ui.live), else
+    read now."""
     if live:
         return shared_views().get((str(store.root), run_id), lambda: build_view(store, run_id, live=True))
     return build_view(store, run_id, live=False)
@@ -136,7 +139,7 @@ def draw_header(view: RunView) -> tuple[HeaderState, CurveOptions]:
 
 def draw_lesson(view: RunView) -> None:
     """Step, slow motion and a new learning rate for an active run the studio trains."""
-    if view.run.active and not view.run.external:
+    if view.run.active and not view.run.external and view.learning_rate is not None:
         pacing(view.run, view.learning_rate)
 
 

@@ -40,7 +40,7 @@ class Evaluation:
     images: np.ndarray         # (N, 28, 28) uint8, the split file's images (indexed by report.sample_ids)
 
 
-def evaluation_of(store: RunStore, run_id: str, data_dir: str) -> Evaluation | None:
+def evaluation_of(store: RunStore, run_id: str, data_dir: str | None) -> Evaluation | None:
     """The run's checkpoint on data_dir's test split (its validation split when the folder has no test split);
     None when the run has no checkpoint the studio can read."""
     from core.model.checkpoint import CheckpointError  # deferred: MindSpore, for a report with an evaluation only

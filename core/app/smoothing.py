@@ -2,11 +2,12 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 
 __all__ = ["smooth"]
 
 
-def smooth(values: list[float], weight: float) -> list[float]:
+def smooth(values: Iterable[float | None], weight: float) -> list[float]:
     """An exponential moving average, debiased so the first points are not pulled towards zero; NaN points are
     skipped (kept as NaN)."""
     out, last, n = [], 0.0, 0

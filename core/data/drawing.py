@@ -16,7 +16,7 @@ class DrawingError(Explained, ValueError):
     """The drawing cannot be read as a digit; the message says what to do."""
 
 
-def to_mnist(rgba: np.ndarray) -> np.ndarray:
+def to_mnist(rgba: np.ndarray | None) -> np.ndarray:
     """Canvas RGBA (H, W, 4), white ink on black -> uint8 (28, 28). Raises DrawingError if there is no digit."""
     if rgba is None or rgba.ndim != 3:
         raise DrawingError("canvas_empty")
