@@ -120,6 +120,46 @@ def test_a_killed_worker_ends_the_run_as_failed_naming_it(store, small_mnist):
     assert not store.get(run_id).active  # the store stays consistent: nothing left 'running'
 
 
+def test_a_rank_death_msrun_saw_first_still_fails_the_run_naming_it(store, tmp_path):
+    """msrun may see a rank die before the coordinator's watcher does, and stop rank 0 with a signal: rank 0 then
+    records the run as stopped (interrupted). The watcher still fails the run, naming the dead rank; when msrun
+    won that race the run stayed "stopped" (test_a_killed_worker_ends_the_run_as_failed_naming_it failed now
+    and then under load)."""
+    import subprocess
+    from types import SimpleNamespace
+
+    from core.messages import Message
+    from core.runs.worker.distributed import handle_dead_rank
+    gone = subprocess.Popen(["true"])
+    gone.wait()  # a pid no process has: rank 1, killed and reaped by msrun
+    run_id = store.create_run(cfg(None), source="cli", status="running")
+    store.set_rank(run_id, 0, state="stopped", pid=os.getpid(), host="h", message=Message("interrupted_by_signal"))
+    store.set_rank(run_id, 1, state="training", pid=gone.pid, host="h")
+    store.finish(run_id, "stopped", Message("interrupted_by_signal"))  # what rank 0 records on msrun's SIGTERM
+    assert handle_dead_rank(store, run_id, SimpleNamespace(pid=gone.pid), tmp_path, "h")
+    run = store.get(run_id)
+    assert run.status == "failed"
+    assert f"worker rank 1 (pid {gone.pid}) ended unexpectedly" in run.message and "resume the run" in run.message
+    assert "interrupted" in run.message  # what rank 0 said after it
+    assert {r.rank: r.state for r in store.ranks(run_id)} == {0: "stopped", 1: "died"}
+
+
+def test_a_run_a_person_stopped_stays_stopped_when_a_rank_ends_after(store, tmp_path):
+    """Only a stop that followed the death is the death's doing: a run stopped by its owner's request stays so."""
+    import subprocess
+    from types import SimpleNamespace
+
+    from core.messages import Message
+    from core.runs.worker.distributed import handle_dead_rank
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    run_id = store.create_run(cfg(None), source="cli", status="running")
+    store.set_rank(run_id, 1, state="training", pid=gone.pid, host="h")
+    store.finish(run_id, "stopped", Message("stopped_at", {"step": 12}))
+    handle_dead_rank(store, run_id, SimpleNamespace(pid=gone.pid), tmp_path, "h")
+    assert store.get(run_id).status == "stopped"
+
+
 def test_a_port_in_use_is_refused_with_a_clear_error(store, small_mnist):
     with socket.socket() as busy:
         busy.bind(("127.0.0.1", 0))

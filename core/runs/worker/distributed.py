@@ -111,10 +111,10 @@ def _watch(store: RunStore, run_id: str, proc, logs: Path, host: str, events: Ca
             for e in epochs[printed:]:
                 events.emit(e)
             printed = len(epochs)
-        if _handle_dead_rank(store, run_id, proc, logs, host):
+        if handle_dead_rank(store, run_id, proc, logs, host):
             break
     code = proc.wait()
-    _handle_dead_rank(store, run_id, proc, logs, host)  # msrun may have noticed first and ended
+    handle_dead_rank(store, run_id, proc, logs, host)  # msrun may have noticed first and ended
     return code
 
 
@@ -161,7 +161,7 @@ def _first_failed_pid(logs: Path) -> int | None:
     return int(m.group(1)) if m else None
 
 
-def _handle_dead_rank(store: RunStore, run_id: str, proc, logs: Path, host: str) -> bool:
+def handle_dead_rank(store: RunStore, run_id: str, proc, logs: Path, host: str) -> bool:
     """If a rank of this host died without reporting (killed, crashed), end the others and fail the run
     naming it. msrun, which kills the survivors itself, may get there first: the rank it saw fail first
     is the one named. Returns whether a dead rank was found."""
@@ -183,11 +183,18 @@ def _handle_dead_rank(store: RunStore, run_id: str, proc, logs: Path, host: str)
     return True
 
 
+def _ended_in_its_wake(run) -> bool:
+    """Whether rank 0 ended the run because of another rank's end: it failed, or msrun, having seen a rank die
+    before this watcher did, stopped it with a signal (recorded as stopped, which the run was not)."""
+    return run.status == "failed" or (run.status == "stopped" and run.said is not None
+                                      and run.said.key == "interrupted_by_signal")
+
+
 def _fail_reported(store: RunStore, run_id: str, failed, dead: list) -> None:
     for d in dead:
         store.set_rank(run_id, d.rank, state="stopped", message=Message("rank_ended_failed", {"rank": failed.rank}))
     current = store.get(run_id)
-    if current is not None and current.active:
+    if current is not None and (current.active or _ended_in_its_wake(current)):
         _fail(store, run_id, Message("rank_failed", {"rank": failed.rank, "why": failed.said or failed.message}))
 
 
@@ -197,9 +204,9 @@ def _fail_died(store: RunStore, run_id: str, died, why: str) -> None:
             store.set_rank(run_id, other.rank, state="stopped", message=Message("rank_ended_died", {"rank": died.rank}))
     message = Message("rank_died", {"rank": died.rank, "pid": died.pid, "why": why})
     current = store.get(run_id)
-    if current is not None and current.status == "failed" and current.message:  # rank 0 failed in its wake
+    if current is not None and _ended_in_its_wake(current) and current.message:  # rank 0 ended in its wake
         message = Message("rank_died_then", {"what": message, "then": current.said or current.message})
-    if current is not None and (current.active or current.status == "failed"):
+    if current is not None and (current.active or _ended_in_its_wake(current)):
         _fail(store, run_id, message)
 
 
