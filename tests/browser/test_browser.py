@@ -8,6 +8,7 @@ import pytest
 from core import PROJECT_ROOT
 from tests.support.canvas import SEVEN, ink, stroke
 from tests.support.server import CHROMIUM, CHROMIUM_ARGS, require_chromium, start_server
+from tests.support.helpers import let_pass, wait_for
 
 # Screenshots go to an ignored folder, so that the tests leave the work tree as they found it;
 # scripts/refresh_screenshots.sh points this at docs/screenshots to refresh the docs' pictures.
@@ -65,7 +66,7 @@ def test_a_deep_link_that_is_a_fresh_servers_first_request_opens_inside_the_fram
         for url in ("/train", "/evaluate", "/"):  # every page by its own URL; the root opens Train at /train
             page.goto(fresh.url + url)
             expect(page.locator('[data-testid="stSidebar"] [data-testid="stPageLink"]')).to_have_count(9)
-            page.wait_for_timeout(500)
+            let_pass(0.5, "time for a 'Page not found' to show")
             assert "Page not found" not in page.inner_text("body"), url
         expect(page.get_by_role("button", name="Start training")).to_be_visible(timeout=30_000)
         assert page.url.endswith("/train")
@@ -107,9 +108,8 @@ def test_train_live_reload_second_browser_evaluate_and_draw(server, browser):
     shot(page, "5-evaluate")
     page.set_viewport_size({"width": 933, "height": 1000})  # what 1400 px at 150 % zoom leaves
     confusion = page.locator(".js-plotly-plot").first
-    page.wait_for_timeout(1000)  # the chart redraws for the new width
-    for axis in ("xtick", "ytick"):  # every digit labelled, not only 0, 2, 4 ...
-        assert tick_labels(confusion, axis) == [str(d) for d in range(10)]
+    for axis in ("xtick", "ytick"):  # every digit labelled, not only 0, 2, 4 ..., once redrawn for the new width
+        wait_for(lambda axis=axis: tick_labels(confusion, axis) == [str(d) for d in range(10)], 10, f"all ten {axis} labels")
     page.set_viewport_size({"width": 1400, "height": 1000})
 
     nav(page, "Draw & predict")
@@ -135,7 +135,7 @@ def test_train_live_reload_second_browser_evaluate_and_draw(server, browser):
     drawn_on = canvas.element_handle()
     page.get_by_role("button", name="Reset canvas & history").click()
     stroke(page, SEVEN)
-    page.wait_for_timeout(3000)
+    let_pass(3.0, "time for a rerun that would replace the canvas")
     assert drawn_on.evaluate("e => e.isConnected")  # the same canvas: clearing did not replace it
     drawn = ink(page)
     assert drawn > 500, drawn

@@ -5,7 +5,6 @@ canvas's stroke width and Clear, and a prediction whose checkpoint was deleted; 
 the Data page's three sources, with a download from a mirror on 127.0.0.1 showing progress and cancelled; Evaluate
 on a folder."""
 import re
-import time
 from pathlib import Path
 
 import pytest
@@ -13,7 +12,7 @@ import pytest
 from core.app import model_service
 from core.runs.store import RunStore
 from tests.support.canvas import SEVEN, ink, stroke
-from tests.support.helpers import wait_for
+from tests.support.helpers import let_pass, wait_for
 from tests.support.mirror import Server
 from tests.support.server import CHROMIUM, CHROMIUM_ARGS, require_chromium, start_server
 
@@ -94,7 +93,7 @@ def test_pause_resume_stop_and_resume_from_checkpoint_by_their_buttons(studio):
     run = store.active_run()
     assert run.status == "paused"
     step = run.step
-    time.sleep(2)
+    let_pass(2.0, "a paused run takes no step")
     assert store.get(run.id).step == step  # paused means no step is taken
     page.get_by_role("button", name="▶️ Resume").click()
     expect(page.locator("text=/— running/").first).to_be_visible(timeout=30_000)
@@ -240,9 +239,8 @@ def test_the_data_pages_three_sources_a_download_cancelled_and_evaluate_on_a_fol
     progress = page.get_by_text(re.compile(r"file 1/4 train-images-idx3-ubyte.gz: [\d.]+ of 9\.9 MB")).first
     expect(progress).to_be_visible(timeout=30_000)
     first = float(re.search(r": ([\d.]+) of", progress.inner_text()).group(1))
-    page.wait_for_timeout(2000)
-    later = float(re.search(r": ([\d.]+) of", progress.inner_text()).group(1))
-    assert later > first, (first, later)  # the bar moves while the bytes arrive
+    wait_for(lambda: float(re.search(r": ([\d.]+) of", progress.inner_text()).group(1)) > first, 30,
+             "the bar to move while the bytes arrive")
     page.get_by_role("button", name="Cancel download").click()
     expect(page.get_by_text("Download cancelled").first).to_be_visible(timeout=30_000)
     assert (target / ".download" / "train-images-idx3-ubyte.gz.part").stat().st_size > 0  # kept to resume

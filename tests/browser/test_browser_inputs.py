@@ -7,6 +7,7 @@ import pytest
 from core.config import TrainConfig
 from core.runs.store import RunStore
 from tests.support.server import CHROMIUM, CHROMIUM_ARGS, require_chromium, start_server
+from tests.support.helpers import let_pass
 
 require_chromium(pytest)
 
@@ -50,7 +51,7 @@ def test_link_parameters_are_shown_literally_and_cut(app):
                                           f"&baz=![i]({EVIL}/pixel.png)&lang=[x]({EVIL}/lang)" + "y" * 10_000)
     expect(page.get_by_text("[Click to verify account]").first).to_be_visible(timeout=60_000)
     expect(page.get_by_text("![i]").first).to_be_visible()
-    page.wait_for_timeout(1000)  # time for any image the page would fetch
+    let_pass(1.0, "time for any image the page would fetch")
     assert_no_bait(page, bait)
     warnings = page.locator('[data-testid="stAlert"]').all_inner_texts()
     assert warnings and max(len(w) for w in warnings) < 600  # the 10,000-character value is cut
@@ -63,7 +64,7 @@ def test_run_names_are_shown_literally_in_the_heading_and_the_sidebar(app):
     page, bait2 = open_page(browser, url + "/runs")
     expect(page.locator('[data-testid="stSidebar"]').get_by_text("**bold** [verify your account]")).to_be_visible(
         timeout=60_000)
-    page.wait_for_timeout(1000)
+    let_pass(1.0, "time for any image the page would fetch")
     assert_no_bait(page, bait + bait2)
 
 

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from tests.support.helpers import wait_for
+from tests.support.helpers import let_pass, wait_for
 from tests.support.server import require_chromium, served_browser
 from tests.browser.test_browser import SHOTS, shot
 
@@ -115,7 +115,7 @@ def test_a_lesson_on_one_projector_screen(lesson):
     wait_status(page, "paused")
     run = store.active_run()
     assert run.config.hidden == (64, 64) and run.step_delay == pytest.approx(0.25)
-    time.sleep(1.0)
+    let_pass(1.0, "a run started paused takes no step")
     assert store.get(run.id).step == 0, "started paused: no step until the teacher asks"
 
     # --- Step ×5: five slow steps, then paused; the bar and the curve on the first screen ---------------------
@@ -163,7 +163,7 @@ def test_a_lesson_on_one_projector_screen(lesson):
     resume.click()
     wait_status(page, "running")
     start, t0 = store.get(run.id).step, time.monotonic()
-    time.sleep(3)
+    let_pass(3.0, "slow motion's rate is measured over it")
     rate = (store.get(run.id).step - start) / (time.monotonic() - t0)
     assert 4 <= rate <= 11, f"{rate:.1f} steps/s at 0.1 s per step"
     on_first_screen(page, curve)

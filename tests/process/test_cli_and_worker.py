@@ -1,12 +1,11 @@
 """The command line and the worker process, as separate OS processes on real data."""
 import os
-import time
 
 import pytest
 
 from core.runs.launch import launcher
 from core.config import TrainConfig
-from tests.support.helpers import cli, wait_for
+from tests.support.helpers import cli, let_pass, steady, wait_for
 
 
 def test_cli_trains_records_the_run_and_evaluate_reports(tmp_path, small_mnist, store):
@@ -47,9 +46,8 @@ def test_worker_pause_resume_stop(store, long_config):
     wait_for(lambda: store.get(run_id).step > 5, what="first steps")
     store.request(run_id, "pause")
     wait_for(lambda: store.get(run_id).status == "paused", what="paused status")
-    time.sleep(0.8)
-    frozen = store.get(run_id).step
-    time.sleep(0.8)
+    frozen = steady(lambda: store.get(run_id).step, 0.8, what="the paused worker's last step report")
+    let_pass(0.8, "a paused worker takes no step")
     assert store.get(run_id).step == frozen
     store.request(run_id, "resume")
     wait_for(lambda: store.get(run_id).step > frozen + 3, what="training to continue")

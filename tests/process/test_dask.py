@@ -19,7 +19,7 @@ from core.runs.launch.dask_executor import DaskExecutor
 from core.runs.run_queue import RunQueue
 from core.runs.launch.dask_local import Cluster
 from tests.support.dask_cluster import dispatching, processes_of, trained_on, wait_until_gone
-from tests.support.helpers import wait_for
+from tests.support.helpers import let_pass, wait_for
 
 BOTH_DATABASES = True  # the relay (SQLite) and the workers writing to the team's database (PostgreSQL)
 
@@ -101,7 +101,7 @@ def test_pause_resume_and_stop_reach_a_remote_run_which_resumes_from_the_checkpo
         store.request(run_id, "pause")
         wait_for(lambda: store.get(run_id).status == "paused", 5, "the remote run to pause")
         held = store.get(run_id).step
-        time.sleep(1.5)
+        let_pass(1.5, "a paused remote run takes no step")
         assert store.get(run_id).step == held, "paused: no step taken"
         store.request(run_id, "resume")
         wait_for(lambda: store.get(run_id).status == "running" and store.get(run_id).step > held, 5, "it to go on")

@@ -15,7 +15,7 @@ from core.runs.worker.execute import execute
 from core.runs.store import RunStore
 from core.training.weight_arrays import weights_checksum
 from tests.support.apptest import page
-from tests.support.helpers import cli, small_filesystem, wait_for
+from tests.support.helpers import cli, let_pass, small_filesystem, steady, wait_for
 
 pytestmark = pytest.mark.skipif(not Path("/proc").is_dir(), reason="process checks read /proc")
 
@@ -76,9 +76,8 @@ def test_stop_from_the_dashboard_ends_every_worker_and_the_run_resumes(store, sm
              what="both workers to train")
     store.request(run_id, "pause")  # both workers pause, at the same step
     wait_for(lambda: store.get(run_id).status == "paused", timeout=30, what="the pause")
-    time.sleep(1.5)  # > the workers' 1 s reporting interval
-    held = store.get(run_id).step
-    time.sleep(2.0)
+    held = steady(lambda: store.get(run_id).step, 1.5, what="the workers' last step report (every 1 s)")
+    let_pass(2.0, "paused workers take no step")
     assert store.get(run_id).step == held
     store.request(run_id, "resume")
     wait_for(lambda: store.get(run_id).step > held + 5, timeout=30, what="training to resume")

@@ -3,7 +3,6 @@ line (JSON), pruning of a bad setting after its first epoch, and a sweep carried
 from __future__ import annotations
 
 import json
-import time
 
 import optuna
 import pytest
@@ -202,8 +201,8 @@ def test_a_sweep_over_two_settings_shows_which_mattered_most_on_a_log_axis(store
     dispatcher = launcher.dispatcher_for(store)
     # a tick a second, as the app's dispatcher does (ticking ten times a second held SQLite's write lock often
     # enough to slow the runs' own writes several times over)
-    wait_for(lambda: time.sleep(1.0) or (dispatcher.tick() is not None and sweeps.is_done(store, sweep_id)),
-             timeout=300, what="the sweep")
+    wait_for(lambda: dispatcher.tick() is not None and sweeps.is_done(store, sweep_id), timeout=300,
+             what="the sweep", every=1.0)
     info = next(i for i in sweeps.list_sweeps(store) if i.id == sweep_id)
     weights = sweeps.importances(store, info)
     assert set(weights) == {"learning_rate", "batch_size"} and sum(weights.values()) == pytest.approx(1)

@@ -19,7 +19,7 @@ from core.training.events import EventLog, LearningRateEvent, StepEvent, Validat
 from core.training.loop import train
 from core.training.weight_arrays import snapshot
 from tests.support.apptest import page
-from tests.support.helpers import wait_for
+from tests.support.helpers import let_pass, wait_for
 
 
 def lesson_config(small_mnist, **changes) -> TrainConfig:
@@ -85,7 +85,7 @@ def test_step_slow_motion_and_a_new_learning_rate_through_the_run_store(store, s
 
     assert store.request_steps(run_id, 7).code == "requested"
     wait_for(lambda: store.get(run_id).status == "paused" and store.get(run_id).step > 0, what="7 steps")
-    time.sleep(0.5)
+    let_pass(0.5, "no step beyond the 7 asked for")
     assert store.get(run_id).step == 7, "Step trains exactly the steps asked for, then pauses"
 
     assert store.request_learning_rate(run_id, 0.05).code == "requested"
@@ -98,7 +98,7 @@ def test_step_slow_motion_and_a_new_learning_rate_through_the_run_store(store, s
     store.request(run_id, "resume")
     wait_for(lambda: store.get(run_id).status == "running", what="resume")
     start_step = store.get(run_id).step
-    time.sleep(2.0)
+    let_pass(2.0, "slow motion's rate is measured over it")
     store.request(run_id, "pause")
     wait_for(lambda: store.get(run_id).status == "paused", what="pause in slow motion")
     taken = store.get(run_id).step - start_step
@@ -237,7 +237,7 @@ def test_a_run_started_paused_in_slow_motion_waits_before_its_first_step_then_st
     worker = threading.Thread(target=execute, args=(store, run_id), daemon=True)
     worker.start()
     wait_for(lambda: store.get(run_id).status == "paused", what="the run to start paused", timeout=120)
-    time.sleep(1.0)
+    let_pass(1.0, "a run started paused takes no step")
     assert store.get(run_id).step == 0, "a run started paused takes no step until asked"
     started = time.monotonic()
     store.request_steps(run_id, 3)

@@ -7,7 +7,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 
 import pytest
 
@@ -17,7 +16,7 @@ from core.runs.run_queue import RunQueue
 from core.config import TrainConfig
 from core.track import studio_config, track_run
 from tests.support.apptest import page
-from tests.support.helpers import wait_for
+from tests.support.helpers import let_pass, steady, wait_for
 
 BOTH_DATABASES = True
 
@@ -65,8 +64,8 @@ def test_a_value_and_grad_loop_with_track_run_records_its_run_and_stops_and_paus
         assert (run.status, run.external, run.total_steps, run.eta) == ("running", True, 0, None)
         store.request(run.id, "pause")
         wait_for(lambda: store.get(run.id).status == "paused", timeout=30, what="the script to pause")
-        held = store.get(run.id).step
-        time.sleep(1.5)
+        held = steady(lambda: store.get(run.id).step, 0.5, what="the paused script's last step report")
+        let_pass(1.5, "a paused script takes no steps")
         assert store.get(run.id).step == held, "a paused script takes no steps"
         store.request(run.id, "resume")
         wait_for(lambda: store.get(run.id).step > held, timeout=30, what="steps after resuming")

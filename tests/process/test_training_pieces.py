@@ -1,6 +1,5 @@
 """The trainer's small pieces on their own: the step clock, the best epoch, early stopping, the step planner, and
 how callbacks are called."""
-import time
 
 import numpy as np
 import pytest
@@ -15,6 +14,7 @@ from core.training.run_control import Control
 from core.training.resume_state import ResumeState
 from core.training.step_planner import StepPlanner, Turn
 from core.training.weight_arrays import snapshot
+from tests.support.helpers import let_pass
 
 
 def test_the_clock_times_steps_only_and_has_no_eta_before_the_first_timed_one():
@@ -27,7 +27,7 @@ def test_the_clock_times_steps_only_and_has_no_eta_before_the_first_timed_one():
     assert clock.samples_per_s(9.9, 999) == pytest.approx(80 / 0.5)
     assert clock.eta(3) == pytest.approx(0.25 * 7)
     assert clock.eta(3, delay_per_step=0.5) == pytest.approx(0.75 * 7)  # slow motion waits before every step
-    time.sleep(0.05)
+    let_pass(0.05, "the clock moves on")
     assert clock.elapsed() > 5.0
 
 

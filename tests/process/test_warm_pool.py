@@ -3,10 +3,11 @@ one of its network (its first step then comes without a process start), its outp
 new warm worker takes its place, and waiting workers exit when the server lets them go."""
 from __future__ import annotations
 
-import time
 
+from core.cli.warm_worker import READY
 from core.config import TrainConfig
 from core.runs.launch import launcher
+from core.runs.launch.warm_pool import log_path
 from core.runs.processes import pid_alive
 from tests.support.helpers import wait_for
 
@@ -18,7 +19,9 @@ def test_a_run_goes_to_the_warm_worker_of_its_network_and_a_new_one_takes_its_pl
         pool = launcher._pools[store.key]
         warm = {n: p.pid for n, p in pool.ready.items()}
         assert set(warm) == {"lenet5", "mlp"} and all(pid_alive(p) for p in warm.values())
-        time.sleep(8)  # let them load MindSpore, as they have long done by the time someone presses Start
+        wait_for(lambda: all(log_path(store, n).exists() and READY in log_path(store, n).read_text(errors="replace")
+                             for n in warm), 120,
+                 "the warm workers to load MindSpore, as they have long done by the time someone presses Start")
         run_id = launcher.start(store, TrainConfig(network="mlp", hidden=(32,), epochs=1, data_dir=str(small_mnist)))
         wait_for(lambda: store.get(run_id).status == "completed", 120, "the run on the warm worker")
         run = store.get(run_id)

@@ -15,7 +15,7 @@ from core.config import TrainConfig
 from core.runs.worker.execute import execute
 from core.runs.store import RunStore
 from core.runs.store.database import dispose
-from tests.support.helpers import cli, small_filesystem, wait_for
+from tests.support.helpers import cli, let_pass, small_filesystem, wait_for
 
 
 @pytest.fixture
@@ -186,7 +186,7 @@ def test_a_lasting_dispatcher_failure_is_said_once_not_every_tick(store, monkeyp
     monkeypatch.setattr(dispatching, "TICK_S", 0.05)
     caplog.set_level(logging.WARNING, logger="core.runs.launch.dispatcher")
     thread, stop = dispatching.Dispatcher(store, spawn=lambda s, r: None, name="test").start_thread()
-    time.sleep(1.0)  # some 20 ticks, each failing
+    let_pass(1.0, "some 20 ticks, each failing")
     stop.set()
     thread.join(10)
     said = [r.getMessage() for r in caplog.records if "database or disk is full" in r.getMessage()]

@@ -15,14 +15,37 @@ def cli(*args, timeout=300):
                           text=True, timeout=timeout)
 
 
-def wait_for(predicate, timeout=60.0, what="condition"):
+def wait_for(predicate, timeout=60.0, what="condition", every=0.1):
+    """predicate()'s first true value, asked every `every` seconds; AssertionError naming `what` after timeout."""
     end = time.monotonic() + timeout
     while time.monotonic() < end:
         value = predicate()
         if value:
             return value
-        time.sleep(0.1)
+        time.sleep(every)
     raise AssertionError(f"timed out waiting for {what}")
+
+
+def steady(read, quiet_s: float, timeout=60.0, what="a steady value"):
+    """read()'s value once it has stayed the same for quiet_s (a paused run's last step report is in)."""
+    end = time.monotonic() + timeout
+    value, since = read(), time.monotonic()
+    while time.monotonic() < end:
+        time.sleep(0.1)
+        again = read()
+        if again != value:
+            value, since = again, time.monotonic()
+        elif time.monotonic() - since >= quiet_s:
+            return value
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def let_pass(seconds: float, why: str) -> None:
+    """A stretch of time the test needs to pass, named: there is nothing to wait for. Either something must
+    not happen within it (a paused run takes no step; the assertion after it checks), or a rate or a clock
+    is measured over it. A wait for something that happens is wait_for's."""
+    assert why, "say what must (not) happen in this time"
+    time.sleep(seconds)
 
 
 @contextmanager

@@ -12,7 +12,7 @@ from core.app.throttle import Throttle
 from core.config import TrainConfig
 from core.runs.people.actions import Actions, history
 from core.runs.people.permissions import NotAllowed, claim_name, person
-from tests.support.helpers import cli
+from tests.support.helpers import cli, let_pass
 
 BOTH_DATABASES = True  # every test here runs on SQLite and on a real PostgreSQL (tests/conftest.py)
 
@@ -116,7 +116,7 @@ def test_fifty_parallel_wrong_passwords_are_throttled_across_sessions_and_the_ri
     assert time.monotonic() - started >= 5 * 0.05, "wrong ones were checked one at a time, spaced"
     assert not throttle.attempt("127.0.0.1", lambda: True).granted, "still locked: even the right one waits"
     assert throttle.attempt("10.0.0.7", lambda: True).granted, "another address is not locked out"
-    time.sleep(2.1)
+    let_pass(2.1, "the lockout runs out")
     assert throttle.attempt("127.0.0.1", lambda: True).granted, "after the lockout the right password gets in"
 
 

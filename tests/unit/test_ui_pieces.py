@@ -4,6 +4,7 @@ import time
 
 import numpy as np
 import pytest
+from tests.support.helpers import let_pass
 
 from ui.live import SharedView
 
@@ -16,7 +17,7 @@ def test_a_shared_view_is_built_once_for_every_viewer_while_fresh():
         return len(builds)
 
     assert [view.get("run", build) for _ in range(5)] == [1] * 5
-    time.sleep(0.25)
+    let_pass(0.25, "the view grows older than its max age")
     assert view.get("run", build) == 2 and len(builds) == 2  # stale: rebuilt once
     assert view.get("other", build) == 3  # each key its own view
 
@@ -75,7 +76,7 @@ def test_a_failed_build_does_not_block_the_next_one():
 def test_views_nobody_asks_for_are_dropped():
     view = SharedView(max_age_s=0.0, keep_s=0.05)
     view.get("gone", lambda: 1)
-    time.sleep(0.1)
+    let_pass(0.1, "the view goes unasked for longer than it is kept")
     view.get("live", lambda: 2)
     assert set(view.entries) == {"live"}
 
