@@ -35,7 +35,8 @@ def main(argv: list[str] | None = None) -> int:
     copy.add_argument("--from-store", default=None, help="the source's folder, when --from is a URL")
     copy.add_argument("--to-store", default=None, help="the target's folder, when --to is a URL (default: the "
                                                        "source's folder)")
-    upgrade = sub.add_parser("upgrade", help="migrate a store to this code's schema (opening it does too)")
+    upgrade = sub.add_parser("upgrade", help="migrate a store to this code's schema: a shared database waits for "
+                                             "this (back it up first); a personal SQLite store migrates itself")
     add_store_arguments(upgrade)
     rotate = sub.add_parser("rotate-secret", help="a new server secret: every class link, sign-in ticket and "
                                                    "cookie handed out so far stops working")
@@ -43,7 +44,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     try:
         if args.command == "upgrade":
-            store = open_store(args)
+            store = open_store(args, upgrade_schema=True)
             print(f"{store.where}: schema {store.schema_revision}")
             return 0
         if args.command == "rotate-secret":

@@ -208,3 +208,58 @@ def test_the_best_validation_figures_count_every_validation_between_epochs_too(s
     resumed = StoreRecorder(store, run_id)  # a resumed run goes on from the best so far
     resumed.on_validation(ValidationEvent(step=60, epoch=2, val_loss=0.75, val_acc=0.73))
     assert (store.get(run_id).best_val_acc, store.get(run_id).best_val_loss) == (0.74, 0.7)
+
+
+def _database_at(url: str | None, folder: Path, revision: str) -> str:
+    """A store's database migrated only as far as revision (as an older studio left it); its URL."""
+    from alembic import command
+    from alembic.config import Config
+
+    from core.runs.store.database import Database
+    from core.runs.store.migrate import MIGRATIONS, VERSION_TABLE
+    folder.mkdir(parents=True, exist_ok=True)
+    db = Database(url or f"sqlite:///{folder / 'runs.sqlite'}", lock_dir=folder)
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS))
+    config.attributes["version_table"] = VERSION_TABLE
+    with db.write(lock="migrate") as conn:
+        config.attributes["connection"] = conn
+        command.upgrade(config, revision)
+    return db.url
+
+
+def test_an_older_schema_migrates_itself_on_sqlite_and_waits_for_an_upgrade_on_a_shared_database(tmp_path, database):
+    """A personal SQLite store moves to this code's schema when opened; a team's PostgreSQL is refused, saying
+    the command, until one person upgrades it on purpose; then every host opens it."""
+    folder = tmp_path / "older"
+    _database_at(database, folder, "0005")
+    if database is None:
+        assert RunStore(folder).schema_revision == head_revision()
+        return
+    with pytest.raises(DatabaseError) as refused:
+        RunStore(folder, database)
+    said = str(refused.value)
+    assert "schema 0005" in said and head_revision() in said and "python -m core.cli.store upgrade" in said
+    env = dict(os.environ, PYTHONPATH=str(PROJECT_ROOT))
+    out = subprocess.run([sys.executable, "-m", "core.cli.store", "upgrade", "--store", str(folder),
+                          "--database-url", database], cwd=PROJECT_ROOT, env=env, capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert f"schema {head_revision()}" in out.stdout
+    assert RunStore(folder, database).schema_revision == head_revision()
+
+
+def test_a_schema_newer_than_the_code_is_refused_on_every_database(store):
+    """A database another host's newer studio upgraded: this code says so and writes nothing to it."""
+    from sqlalchemy import text
+
+    from core.runs.store.migrate import VERSION_TABLE
+    with store.db.write() as conn:
+        conn.execute(text(f"UPDATE {VERSION_TABLE} SET version_num = '0099_from_the_future'"))
+    url = [] if store.db_path else ["--database-url", store.url]
+    env = dict(os.environ, PYTHONPATH=str(PROJECT_ROOT))
+    for command in ("upgrade", "rotate-secret"):  # a process that opens the store, on purpose to upgrade or not
+        out = subprocess.run([sys.executable, "-m", "core.cli.store", command, "--store", str(store.root), *url],
+                             cwd=PROJECT_ROOT, env=env, capture_output=True, text=True, timeout=120)
+        assert out.returncode == 2 and "0099_from_the_future" in out.stderr and "newer studio" in out.stderr, out
+    assert store.schema_revision == "0099_from_the_future"  # untouched

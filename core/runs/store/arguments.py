@@ -20,11 +20,11 @@ def add_store_arguments(ap: argparse.ArgumentParser, required: bool = False) -> 
                          f"(default: ${DATABASE_URL_ENV}, else SQLite in the store folder)")
 
 
-def open_store(args: argparse.Namespace) -> RunStore:
+def open_store(args: argparse.Namespace, upgrade_schema: bool = False) -> RunStore:
     """The store the arguments name; a folder or database that cannot be used ends the command with the
-    reason (exit status 2), not a traceback."""
+    reason (exit status 2), not a traceback. upgrade_schema: migrate a shared database's older schema."""
     try:
-        return RunStore(args.store, args.database_url)
+        return RunStore(args.store, args.database_url, upgrade_schema=upgrade_schema)
     except (DatabaseError, StoreError) as e:
         print(f"error: {e}", file=sys.stderr)
         raise SystemExit(2) from None

@@ -1,5 +1,9 @@
-"""Bringing a store's schema to this code's: Alembic migrations (core/runs/store/migrations), run when a store
-is opened. A store of the SQLite-only code (no version table) is adopted by the first migration, its rows kept.
+"""Bringing a store's schema to this code's: Alembic migrations (core/runs/store/migrations). A personal SQLite
+store migrates when it is opened; so does a new, empty database. A shared database (PostgreSQL) that holds an
+older schema is refused until someone upgrades it on purpose (`python -m core.cli.store upgrade`, after a
+backup): the hosts of a team then move together, not whenever one host's code is updated. A database whose
+schema is newer than this code is always refused: older code must not write to it. A store of the SQLite-only
+code (no version table) is adopted by the first migration, its rows kept.
 
 Several processes opening one new store at once: the migration runs in a transaction holding the store's
 "migrate" lock, and whoever comes second finds the schema at head and does nothing."""
@@ -11,10 +15,11 @@ from alembic import command
 from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
+from alembic.util.exc import CommandError
 
-from core.runs.store.database import Database
+from core.runs.store.database import Database, DatabaseError, shown_url
 
-__all__ = ["VERSION_TABLE", "upgrade", "current_revision", "head_revision"]
+__all__ = ["VERSION_TABLE", "upgrade", "check_revision", "current_revision", "head_revision"]
 
 VERSION_TABLE = "studio_schema_version"  # not alembic_version: Optuna keeps its own in the same database
 MIGRATIONS = Path(__file__).parent / "migrations"
@@ -49,12 +54,32 @@ def _seen_as(db: Database) -> str:
         return db.url + "#new"
 
 
-def upgrade(db: Database) -> None:
-    """Migrate the store's database to head (once per process and database)."""
+def _known(revision: str) -> bool:
+    try:
+        return ScriptDirectory.from_config(_config()).get_revision(revision) is not None
+    except CommandError:  # Alembic's word for a revision its scripts do not have
+        return False
+
+
+def check_revision(db: Database, current: str | None, head: str, explicit: bool) -> None:
+    """DatabaseError when this code must not open (or migrate by itself) a database at revision current."""
+    if current is None or current == head:
+        return  # a new database, or one at this code's schema
+    if not _known(current):
+        raise DatabaseError("schema_newer", url=shown_url(db.url), revision=current, head=head)
+    if db.is_server and not explicit:
+        raise DatabaseError("schema_older", url=shown_url(db.url), revision=current, head=head)
+
+
+def upgrade(db: Database, explicit: bool = False) -> None:
+    """Migrate the store's database to head (once per process and database), unless check_revision refuses:
+    explicit is a person's `python -m core.cli.store upgrade`, which may migrate a shared database."""
     if _seen_as(db) in _migrated:
         return
     head = head_revision()
-    if current_revision(db) != head:
+    current = current_revision(db)
+    check_revision(db, current, head, explicit)
+    if current != head:
         with db.write(lock="migrate") as conn:
             if MigrationContext.configure(conn, opts={"version_table": VERSION_TABLE}).get_current_revision() != head:
                 config = _config()

@@ -83,9 +83,11 @@ def default_data_dir() -> Path:
 
 class RunStore(MetricRecords, QueueRecords, TeamRecords, RunRecords, Artifacts, ServerSettings):
     """root: the store's folder (checkpoints, logs; the SQLite file when no database URL is given).
-    database_url: the database (default: $STUDIO_DATABASE_URL, else root/runs.sqlite)."""
+    database_url: the database (default: $STUDIO_DATABASE_URL, else root/runs.sqlite). upgrade_schema: migrate a
+    shared database that holds an older schema (core.runs.store.migrate; a person's explicit upgrade)."""
 
-    def __init__(self, root: str | os.PathLike | None = None, database_url: str | None = None):
+    def __init__(self, root: str | os.PathLike | None = None, database_url: str | None = None,
+                 upgrade_schema: bool = False):
         self.root = Path(root).expanduser().resolve() if root else default_data_dir()
         self.checkpoints = self.root / "checkpoints"
         self.logs_dir = self.root / "logs"
@@ -100,7 +102,7 @@ class RunStore(MetricRecords, QueueRecords, TeamRecords, RunRecords, Artifacts, 
                     or sqlite_url(self.root / "runs.sqlite", read_only=self.read_only))
         self.db = Database(self.url, lock_dir=self.root)
         self.db_path = self.db.file  # SQLite's file (None for a server)
-        migrate_to_head(self.db)
+        migrate_to_head(self.db, explicit=upgrade_schema)
         self.db.remember_file()
 
     @property
