@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import ast
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -313,3 +315,11 @@ def test_commit_subjects_are_at_most_72_characters():
     assert subjects, "git log found no commits"
     too_long = [s for s in subjects if len(s.split(" ", 1)[1]) > MAX_SUBJECT]
     assert too_long == [], "write the subject in ≤ 72 characters and the details in the body"
+
+
+def test_the_architecture_docs_module_table_is_what_the_docstrings_say():
+    """docs/architecture.md's module table is made from the modules' docstrings (scripts/module_table.py):
+    every module has one, and the table is not stale."""
+    done = subprocess.run([sys.executable, "scripts/module_table.py", "--check"], cwd=PROJECT_ROOT,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
