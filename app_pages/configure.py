@@ -3,7 +3,7 @@ Advanced settings for the framework's details; the network as a picture. The URL
 import streamlit as st
 
 from core import config as C
-from core.model.networks import network_spec
+from core.networks import network_spec
 from core.presets import PRESETS
 from ui.config_form import ConfigForm, config_from_url, layer_table, replace_config, write_url
 from ui.language import t

@@ -1,5 +1,5 @@
 """Other ways to write LeNet-5's first convolution and its max pooling, for bench/kernel_alternatives.py (Graph
-mode parses source files, so they live in a real file). Same parameters and names as core.model.networks."""
+mode parses source files, so they live in a real file). Same parameters and names as core.networks."""
 import mindspore.nn as nn
 import mindspore.ops as ops
 
@@ -50,7 +50,7 @@ class MaxPoolReduce(nn.Cell):
 
 
 class LeNet5With(nn.Cell):
-    """core.model.networks.lenet5 with the first convolution and the pooling given."""
+    """core.networks.lenet5 with the first convolution and the pooling given."""
 
     def __init__(self, conv1, pool):
         super().__init__()

@@ -45,5 +45,5 @@ PRESETS = {
 
 def reference_preset(network: str) -> dict:
     """The plain script with the project's process settings (so that only the training loop differs)."""
-    from core.model.networks import network_spec  # deferred: core only when a plain-script case is built
+    from core.networks import network_spec  # deferred: core only when a plain-script case is built
     return {"ONEDNN_MAX_CPU_ISA": network_spec(network).onednn_isa or ""}

@@ -33,7 +33,7 @@ from core.config import TrainConfig  # noqa: E402
 from core.model.evaluation import NetWithLoss  # noqa: E402
 from core.model.losses import build_loss  # noqa: E402
 from core.model.network_build import training_network  # noqa: E402
-from core.model.networks.lenet5 import cells as lenet5_cells  # noqa: E402
+from core.networks.lenet5 import cells as lenet5_cells  # noqa: E402
 from core.model.optim import build_optimizer  # noqa: E402
 from core.training.steps import MultiStep, TrainStep  # noqa: E402
 
@@ -93,7 +93,7 @@ def main() -> None:
     path = Path(__file__).resolve().parent / "results" / "profile_step.json"
     rows = json.loads(path.read_text()) if path.exists() else []
     fast = isinstance(training_network(TrainConfig(network=NETWORK)), lenet5_cells().fast)
-    kernels = "project's C++ (core.model.kernels)" if fast else "MindSpore's"
+    kernels = "project's C++ (core.kernels)" if fast else "MindSpore's"
     print(f"operators: {kernels}")
     rows.append({"network": NETWORK, "k": K, "operators": kernels, "wall_ms_per_step_profiled": round(wall, 2),
                  "ops_ms_per_step": round(total, 2),

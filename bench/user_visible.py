@@ -26,7 +26,7 @@ from pathlib import Path
 
 from bench.teaching_cost import train_once
 from bench.cases import PRESETS, env_for, reference_preset
-from core.model.networks import network_spec
+from core.networks import network_spec
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results"

@@ -7,10 +7,10 @@ from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
 
 from core.i18n import text
-from core.model.networks import network_names, network_spec
-from core.model.networks.mlp import DEFAULT_HIDDEN, MAX_HIDDEN_LAYERS, MAX_UNITS
+from core.networks import network_names, network_spec
+from core.networks.mlp import DEFAULT_HIDDEN, MAX_HIDDEN_LAYERS, MAX_UNITS
 
-NETWORKS = network_names()  # core/model/networks/: one module per network
+NETWORKS = network_names()  # core/networks/: one module per network
 STYLES = ("cell", "functional")
 MODES = ("graph", "pynative")
 OPTIMIZERS = ("momentum", "sgd", "adam")

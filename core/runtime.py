@@ -10,7 +10,7 @@ import gc
 import os
 import sys
 
-from core.model.networks import network_names, network_spec
+from core.networks import network_names, network_spec
 
 APP_ISA = "AVX2"  # the app process predicts with every network; convolutions dominate there
 _CHOSEN_MARK = "STUDIO_CHOSE_ONEDNN_ISA"  # set when the value below was our choice, not the user's

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from core.model.networks import network_spec
+from core.networks import network_spec
 from core.runtime import LOAD_COPIES, prepare_process
 
 prepare_process("lenet5")  # before any test imports mindspore
@@ -23,7 +23,7 @@ os.environ["STUDIO_DISPATCH"] = "0"
 # The pages' tests are the trusted single-user machine's (STUDIO_OPEN=1: no access link asked); the access link's
 # own tests (tests/unit/test_server_token.py, tests/browser/test_browser_token.py) unset it, as ./run.sh's default is.
 os.environ["STUDIO_OPEN"] = "1"
-# The custom operators' library is built once per test session into a temporary folder (core.model.kernels), not
+# The custom operators' library is built once per test session into a temporary folder (core.kernels), not
 # into the user's cache; the processes the tests start inherit the folder.
 os.environ.setdefault("STUDIO_KERNEL_CACHE", tempfile.mkdtemp(prefix="studio-kernels-"))
 

@@ -6,7 +6,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from core.config import DEFAULT_HIDDEN, MAX_HIDDEN_LAYERS, MAX_UNITS, TrainConfig
-from core.model.networks import DiagramLayer, network_spec
+from core.networks import DiagramLayer, network_spec
 from ui.language import t
 from ui.present import for_room
 from ui.session import set_config

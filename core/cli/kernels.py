@@ -9,7 +9,7 @@ import argparse
 import logging
 import sys
 
-from core.model.kernels.library import SWITCH, library, switched_off
+from core.kernels.library import SWITCH, library, switched_off
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -35,7 +35,7 @@ from core.training.events import (Callback, EpochMetrics, LearningRateEvent, Log
 
 
 def build_parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(description="Train one of the studio's networks (core/model/networks/) on MNIST.")
+    ap = argparse.ArgumentParser(description="Train one of the studio's networks (core/networks/) on MNIST.")
     add_config_arguments(ap)
     ap.add_argument("--preset", default=None, choices=sorted(PRESETS),
                     help="start from named settings (the options given override them): best-5k = LeNet-5 to "

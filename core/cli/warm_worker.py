@@ -4,7 +4,7 @@
 
 It sets the MindSpore environment of NETWORK (the oneDNN cap is per network and fixed at import), imports
 MindSpore and the trainer, builds the default run's model and compiles its first graphs (core.training.prepared;
-LeNet-5 with its custom operators, core.model.kernels), then waits for one run id on stdin and trains that run
+LeNet-5 with its custom operators, core.kernels), then waits for one run id on stdin and trains that run
 exactly as core.cli.worker does (its output then goes to the run's log). One run per process: the next is another
 fresh process. At the end of stdin without a run id (the app server has gone) it exits.
 """

@@ -13,7 +13,7 @@ import numpy as np
 from core.config import ConfigError, NETWORKS, TrainConfig
 from core.messages import Explained
 from core.model.network_build import network_for
-from core.model.networks import network_spec
+from core.networks import network_spec
 
 CONFIG_KEY = "studio_config"
 META_KEY = "studio_meta"

@@ -10,7 +10,7 @@ import numpy as np
 
 from core.messages import ExplainedValueError
 from core.model.metrics import softmax
-from core.model.networks import network_names, network_spec
+from core.networks import network_names, network_spec
 
 __all__ = ["Agreement", "agreement", "predict_exported", "refuse_unexportable", "EXPORTABLE_CELLS"]
 

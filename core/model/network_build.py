@@ -1,4 +1,4 @@
-"""Networks as MindSpore cells, built from their registered specs (core.model.networks), and a layer summary
+"""Networks as MindSpore cells, built from their registered specs (core.networks), and a layer summary
 (output shapes and parameter counts)."""
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ from dataclasses import dataclass
 import mindspore.nn as nn
 
 from core.config import TrainConfig
-from core.model.networks import network_spec
-from core.model.networks.mlp import DEFAULT_HIDDEN
-from core.model.networks.registry import NUM_CLASSES
+from core.networks import network_spec
+from core.networks.mlp import DEFAULT_HIDDEN
+from core.networks.registry import NUM_CLASSES
 
 INPUT_SHAPE = (1, 28, 28)
 
@@ -26,7 +26,7 @@ def network_for(config, num_classes: int = NUM_CLASSES) -> nn.Cell:
 
 def training_network(config) -> nn.Cell:
     """The network a run trains: on the project's operators where its spec has them and they can be built here
-    (core.model.kernels; STUDIO_CUSTOM_KERNELS=0 switches them off), else network_for(config)."""
+    (core.kernels; STUDIO_CUSTOM_KERNELS=0 switches them off), else network_for(config)."""
     fast_build = network_spec(config.network).fast_build
     net = fast_build(config) if fast_build is not None else None
     return net if net is not None else network_for(config)

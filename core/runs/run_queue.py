@@ -22,7 +22,7 @@ import time
 from dataclasses import dataclass
 
 from core.config import NETWORKS, TrainConfig
-from core.model.networks import network_spec
+from core.networks import network_spec
 from core.runs.rows import FULL_SPEED, QUEUED, QueueState, Run, StartPace
 from core.runs.store import RunStore
 

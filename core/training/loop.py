@@ -20,7 +20,7 @@ from core.config import TrainConfig
 from core.data.folders import MnistFolder
 from core.messages import Message
 from core.model.evaluation import evaluate_batches
-from core.model.networks import network_spec
+from core.networks import network_spec
 from core.training.prepared import model_for
 from core.training.build import control_for, prepare_data, seed_run
 from core.training.clock import StepClock

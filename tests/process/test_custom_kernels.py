@@ -1,4 +1,4 @@
-"""The project's C++ operators (core.model.kernels) against MindSpore's own: the same mathematics, forward and
+"""The project's C++ operators (core.kernels) against MindSpore's own: the same mathematics, forward and
 gradients, on random and real inputs in every shape LeNet-5 uses; LeNet-5 trained on them against LeNet-5 on
 MindSpore's operators, in Graph and PyNative mode; the switch that turns them off and the fallback without a
 compiler."""
@@ -15,11 +15,11 @@ from mindspore import ops
 from core.config import TrainConfig
 from core.data.idx import read_images
 from core.model.evaluation import NetWithLoss
-from core.model.kernels import custom_ops as custom_ops_module
-from core.model.kernels import library as library_module
+from core.kernels import custom_ops as custom_ops_module
+from core.kernels import library as library_module
 from core.model.losses import build_loss
 from core.model.network_build import training_network
-from core.model.networks.lenet5 import cells as lenet5_cells
+from core.networks.lenet5 import cells as lenet5_cells
 from core.model.optim import build_optimizer
 from core.runtime import set_mode
 from core.training.steps import TrainStep
@@ -256,7 +256,7 @@ def test_a_lenet5_runs_log_says_whose_operators_it_trains_on(small_mnist, monkey
         events = EventLog()
         train(config, validate_mnist_dir(config.data_dir), [events])
         said[switch] = [e.message for e in events.of(LogEvent) if "operators" in e.message]
-    assert said["1"] == ["LeNet-5 trains on the project's C++ operators (core/model/kernels)"]
+    assert said["1"] == ["LeNet-5 trains on the project's C++ operators (core/kernels)"]
     assert len(said["0"]) == 1 and "MindSpore's own operators" in said["0"][0] and "STUDIO_CUSTOM_KERNELS=0" in \
         said["0"][0]
 

@@ -83,7 +83,9 @@ def test_stop_from_the_dashboard_ends_every_worker_and_the_run_resumes(store, sm
     wait_for(lambda: store.get(run_id).step > held + 5, timeout=30, what="training to resume")
     launcher.stop(store, run_id)
     run = wait_for(lambda: (r := store.get(run_id)).status == "stopped" and r, timeout=30, what="the stop")
-    workers = store.ranks(run_id)
+    # rank 0 records the run's end; each other rank records its own a moment later
+    workers = wait_for(lambda: (ws := store.ranks(run_id)) and not any(w.alive_state for w in ws) and ws, 30,
+                       "every rank to record its end")
     assert {w.state for w in workers} == {"stopped"}
     assert workers[0].step == workers[1].step  # they stopped together, at the same step
     assert len({w.weights_sha256 for w in workers}) == 1

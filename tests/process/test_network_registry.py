@@ -1,4 +1,4 @@
-"""Every registered network (core/model/networks/) walks the whole studio: built from its spec, summarised and
+"""Every registered network (core/networks/) walks the whole studio: built from its spec, summarised and
 drawn, trained in Graph mode in both training styles, evaluated, recognised from a plain checkpoint, exported to
 ONNX and MindIR and read back the same, and read on a drawn digit (Draw and Inside). A new network module is
 tested here the moment it registers."""
@@ -14,7 +14,7 @@ from core.data.folders import validate_mnist_dir
 from core.model import checkpoint
 from core.model.export_check import predict_exported
 from core.model.network_build import count_parameters, network_for, summarize
-from core.model.networks import network_spec
+from core.networks import network_spec
 from tests.support.apptest import page
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -120,6 +120,6 @@ def test_no_module_outside_its_own_names_a_network():
     names = set(NETWORKS)
     offenders = sorted(f"{p.relative_to(ROOT)}: {sorted(_string_constants(p) & names)}"
                        for folder in ("core", "ui", "app_pages") for p in (ROOT / folder).rglob("*.py")
-                       if p not in allowed and p.parent != ROOT / "core/model/networks"
+                       if p not in allowed and p.parent != ROOT / "core/networks"
                        and _string_constants(p) & names)
     assert offenders == []

@@ -101,7 +101,7 @@ def test_a_script_that_fails_or_is_killed_is_said_so_and_takes_no_queue_slot(sto
 
 
 def test_a_scripts_settings_fill_the_studios_config_where_they_name_its_fields_with_values_it_accepts():
-    config = studio_config({"lr": 0.3, "batch": 128, "network": "resnet", "epochs": -1, "optimizer": "adam",
+    config = studio_config({"lr": 0.3, "batch": 128, "network": "resnet50", "epochs": -1, "optimizer": "adam",
                             "hidden": [64, 32], "data_dir": "/etc", "anything": object()})
     assert (config.learning_rate, config.batch_size, config.optimizer, config.hidden) == (0.3, 128, "adam", (64, 32))
     assert config.network == TrainConfig().network and config.epochs == TrainConfig().epochs  # refused values

@@ -19,6 +19,6 @@ def test_every_path_the_recipes_name_exists():
 
 
 def test_the_check_finds_a_path_that_is_gone():
-    assert named_paths("see `core/model/networks.py` and `ui/pacing.py`, run `./test.sh --fast`") == \
-        ["core/model/networks.py", "ui/pacing.py"]
-    assert not (PROJECT_ROOT / "core/model/networks.py").exists()
+    assert named_paths("see `core/networks.py` and `ui/pacing.py`, run `./test.sh --fast`") == \
+        ["core/networks.py", "ui/pacing.py"]
+    assert not (PROJECT_ROOT / "core/networks.py").exists()

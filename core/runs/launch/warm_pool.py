@@ -14,7 +14,7 @@ from pathlib import Path
 
 from core import PROJECT_ROOT
 from core.config import NETWORKS
-from core.model.networks import network_spec
+from core.networks import network_spec
 from core.runs.store import RunStore
 from core.runtime import child_environment
 

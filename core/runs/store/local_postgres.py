@@ -2,7 +2,7 @@
 postgresql package, a cluster in a temporary folder, listening where it is told (127.0.0.1 by default), run as an
 unprivileged user (initdb refuses root; as root it runs as `postgres`), fsync off (a scratch server).
 
-    .venv/bin/python -m core.cli.store.local_postgres     # prints a STUDIO_DATABASE_URL; Ctrl-C removes it
+    .venv/bin/python -m core.runs.store.local_postgres     # prints a STUDIO_DATABASE_URL; Ctrl-C removes it
 """
 from __future__ import annotations
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import functools
 from typing import NamedTuple
 
-from core.model.networks.registry import INPUT_PIXELS, NUM_CLASSES, DiagramLayer, NetworkSpec, register_network
+from core.networks.registry import INPUT_PIXELS, NUM_CLASSES, DiagramLayer, NetworkSpec, register_network
 
 WIDTHS = (8, 16, 32)  # channels of the three blocks; each block after the first halves the map
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from core.model.kernels.library import library
+from core.kernels.library import library
 
 __all__ = ["CustomOps", "custom_ops"]
 

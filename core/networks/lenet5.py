@@ -1,14 +1,14 @@
 """LeNet-5, defined for 32x32 inputs, on MNIST's 28x28: the first convolution pads by 2 (the classic 28->32 zero
 padding done by the layer itself), so every network takes the same (N, 1, 28, 28) tensor and training,
 evaluation and prediction share one preprocessing path. It trains on the project's C++ operators
-(core.model.kernels) where they can be built."""
+(core.kernels) where they can be built."""
 from __future__ import annotations
 
 import functools
 from typing import NamedTuple
 
-from core.model.kernels.custom_ops import custom_ops
-from core.model.networks.registry import NUM_CLASSES, DiagramLayer, NetworkSpec, register_network
+from core.kernels.custom_ops import custom_ops
+from core.networks.registry import NUM_CLASSES, DiagramLayer, NetworkSpec, register_network
 
 
 class LeNetCells(NamedTuple):
@@ -79,7 +79,7 @@ def fast_build(config):
 
 def operators_line(net) -> str:
     if isinstance(net, cells().fast):
-        return "LeNet-5 trains on the project's C++ operators (core/model/kernels)"
+        return "LeNet-5 trains on the project's C++ operators (core/kernels)"
     return ("LeNet-5 trains on MindSpore's own operators: mixed precision, STUDIO_CUSTOM_KERNELS=0, or no C++ "
             "compiler (python -m core.cli.kernels says which)")
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import importlib
 import pkgutil
 
-from core.model.networks.registry import (DiagramLayer, NetworkSpec, UnknownNetwork, network_names, network_spec,
+from core.networks.registry import (DiagramLayer, NetworkSpec, UnknownNetwork, network_names, network_spec,
                                           register_network)
 
 __all__ = ["DiagramLayer", "NetworkSpec", "UnknownNetwork", "network_names", "network_spec", "register_network"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 
-from core.model.networks.registry import INPUT_PIXELS, NUM_CLASSES, DiagramLayer, NetworkSpec, register_network
+from core.networks.registry import INPUT_PIXELS, NUM_CLASSES, DiagramLayer, NetworkSpec, register_network
 
 DEFAULT_HIDDEN = (512, 512)
 MAX_HIDDEN_LAYERS = 6   # as TensorFlow Playground; deeper plain MLPs train badly on MNIST anyway
