@@ -4,6 +4,7 @@ and its slowest files.
 
     .venv/bin/python -m bench.test_groups                 # the whole suite, one group at a time (~40 min here)
     .venv/bin/python -m bench.test_groups --groups unit   # one group
+    .venv/bin/python -m bench.test_groups --junit REPORT.xml --wall SECONDS   # a whole-suite run's report, by group
 
 Results: bench/results/test_groups.json (a benchmark, not a test: nothing here passes or fails on a time).
 """
@@ -43,10 +44,36 @@ def run_group(group: str, junit: Path) -> dict:
             "slowest_files": [{"module": m, "s": round(s, 1)} for m, s in slowest]}
 
 
+def from_report(junit: Path) -> list[dict]:
+    """The groups' figures from one whole-suite run's JUnit report (e.g. `PYTEST_ADDOPTS=--junitxml=R bash
+    .ci/run`): each group's tests' own times summed (setup and teardown included), as they ran side by side."""
+    rows: dict[str, dict] = {g: {"group": g, "test_s": 0.0, "tests": 0, "failures": 0, "skipped": 0} for g in GROUPS}
+    for case in ET.parse(junit).getroot().iter("testcase"):
+        parts = case.get("classname", "").split(".")
+        if len(parts) < 2 or parts[1] not in rows:
+            continue
+        row = rows[parts[1]]
+        row["tests"] += 1
+        row["test_s"] += float(case.get("time", 0))
+        row["failures"] += len(case.findall("failure")) + len(case.findall("error"))
+        row["skipped"] += len(case.findall("skipped"))
+    return [{**r, "test_s": round(r["test_s"], 1)} for r in rows.values()]
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--groups", nargs="+", choices=GROUPS, default=list(GROUPS))
+    ap.add_argument("--junit", type=Path, help="summarise this whole-suite JUnit report instead of running")
+    ap.add_argument("--wall", type=float, help="with --junit: the whole run's wall time in seconds")
     args = ap.parse_args()
+    if args.junit:
+        rows = from_report(args.junit)
+        for r in rows:
+            print(f"{r['group']}: {r['tests']} tests, {r['test_s']:.0f} s of test time, {r['failures']} failed")
+        save("test_groups", {"command": "PYTEST_ADDOPTS=--junitxml=REPORT bash .ci/run (clean clone), then "
+                                        "python -m bench.test_groups --junit REPORT --wall S", **stamp("pytest"),
+                             "rows": rows, "wall_s": args.wall})
+        return
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for group in args.groups:
