@@ -1,6 +1,6 @@
 """Export a trained checkpoint for deployment: MindIR (MindSpore Lite / ms.load) and ONNX, both checked on
-this CPU build (mindspore 2.10) for LeNet-5 and the MLP. Export runs in Graph mode (ms.export compiles the
-network).
+this CPU build (mindspore 2.10) for every registered network (tests/process/test_network_registry.py). Export
+runs in Graph mode (ms.export compiles the network).
 
 A file carries what it needs: its input is raw pixels — float32 (batch, 1, 28, 28), 0 to 255, a white digit on
 black as MNIST — and the training's preprocessing (÷255, then (x − 0.1307) ÷ 0.3081) is inside the graph; the
