@@ -3,7 +3,7 @@ Advanced settings for the framework's details; the network as a picture. The URL
 import streamlit as st
 
 from core import config as C
-from core.networks import network_spec
+from core.networks import known_network
 from core.presets import PRESETS
 from ui.config_form import ConfigForm, config_from_url, layer_table, replace_config, write_url
 from ui.language import t
@@ -35,7 +35,7 @@ shape, numbers = st.columns(2)
 with shape:
     network = form.choice("network", C.NETWORKS)
     form.explained("network")
-    shaped_by = network_spec(network).shape_fields if network in C.NETWORKS else ()
+    shaped_by = spec.shape_fields if (spec := known_network(str(network))) else ()
     if "hidden" in shaped_by:
         shape_buttons(config)
 with numbers:

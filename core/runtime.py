@@ -10,7 +10,7 @@ import gc
 import os
 import sys
 
-from core.networks import network_names, network_spec
+from core.networks import known_network
 
 APP_ISA = "AVX2"  # the app process predicts with every network; convolutions dominate there
 _CHOSEN_MARK = "STUDIO_CHOSE_ONEDNN_ISA"  # set when the value below was our choice, not the user's
@@ -27,7 +27,7 @@ def prepare_process(network: str | None = None) -> bool:
     """Set the environment for this process's MindSpore. Returns False if mindspore was already imported
     (the settings then cannot take effect). A value the user set explicitly is respected."""
     os.environ.setdefault("GLOG_v", "3")  # keep the console free of MindSpore's INFO/WARNING noise
-    spec = network_spec(network) if network in network_names() else None  # the fastest measured, per network
+    spec = known_network(network)  # the fastest measured settings, per network
     isa = APP_ISA if network is None else spec and spec.onednn_isa
     if isa and "ONEDNN_MAX_CPU_ISA" not in os.environ:
         os.environ["ONEDNN_MAX_CPU_ISA"] = isa

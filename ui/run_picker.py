@@ -40,9 +40,9 @@ def pick_trained_run(label: str, key: str) -> tuple[Run, str]:
         st.session_state.pop(key, None)  # the widget's remembered choice gives way to the one asked for
     run = st.selectbox(label, runs, index=index or 0, format_func=run_label, key=key)
     st.session_state[f"_{key}_chosen"] = (run.id, run.name)
-    recorded = run.checkpoint
-    assert recorded is not None, "the list holds runs with a checkpoint only"
-    return run, get_store().checkpoint_file(run) or recorded
+    checkpoint = with_local_checkpoint(get_store(), run).checkpoint
+    assert checkpoint is not None, "the list holds runs with a checkpoint only"
+    return run, checkpoint
 
 
 def with_local_checkpoint(store: RunStore, run: Run) -> Run:

@@ -6,10 +6,11 @@ from __future__ import annotations
 import importlib
 import pkgutil
 
-from core.networks.registry import (DiagramLayer, NetworkSpec, UnknownNetwork, network_names, network_spec,
-                                          register_network)
+from core.networks.registry import (DiagramLayer, NetworkSpec, UnknownNetwork, known_network, network_names,
+                                    network_spec, register_network)
 
-__all__ = ["DiagramLayer", "NetworkSpec", "UnknownNetwork", "network_names", "network_spec", "register_network"]
+__all__ = ["DiagramLayer", "NetworkSpec", "UnknownNetwork", "known_network", "network_names", "network_spec",
+           "register_network"]
 
 ORDER = ("lenet5", "mlp")  # the pages' first choices; the rest follow by name
 

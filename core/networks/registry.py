@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 from collections.abc import Callable
 
-__all__ = ["DiagramLayer", "NetworkSpec", "register_network", "network_spec", "network_names", "UnknownNetwork"]
+__all__ = ["DiagramLayer", "NetworkSpec", "register_network", "network_spec", "known_network", "network_names",
+           "UnknownNetwork"]
 
 INPUT_PIXELS = 28 * 28
 NUM_CLASSES = 10
@@ -66,6 +67,11 @@ def network_spec(name: str) -> NetworkSpec:
         return _SPECS[name]
     except KeyError:
         raise UnknownNetwork(name) from None
+
+
+def known_network(name: str | None) -> NetworkSpec | None:
+    """The spec of a network by name, or None for a name no module registered (an old run's, a typo)."""
+    return _SPECS.get(name or "")
 
 
 def network_names() -> tuple[str, ...]:

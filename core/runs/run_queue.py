@@ -21,8 +21,8 @@ import statistics
 import time
 from dataclasses import dataclass
 
-from core.config import NETWORKS, TrainConfig
-from core.networks import network_spec
+from core.config import TrainConfig
+from core.networks import known_network
 from core.runs.rows import FULL_SPEED, QUEUED, QueueState, Run, StartPace
 from core.runs.store import RunStore
 
@@ -174,8 +174,8 @@ class RunQueue:
         alike = [d for d in done if d[0].data_dir == config.data_dir] or done
         if alike:
             return statistics.median(seconds / epochs for _, epochs, seconds in alike[:5]) * config.epochs
-        fallback = network_spec(config.network).fallback_samples_per_s if config.network in NETWORKS else 5_000.0
-        speed = self._recent_speed(config.network) or fallback
+        spec = known_network(config.network)
+        speed = self._recent_speed(config.network) or (spec.fallback_samples_per_s if spec else 5_000.0)
         return config.epochs * TRAIN_IMAGES_GUESS / speed
 
     def _recent_speed(self, network: str) -> float | None:
