@@ -7,6 +7,7 @@ from core.networks import known_network
 from core.presets import PRESETS
 from ui.config_form import ConfigForm, config_from_url, layer_table, replace_config, write_url
 from ui.language import t
+from ui.live_knobs import changes_text
 from ui.network_view import network_diagram, shape_buttons
 from ui.schedule_view import schedule_chart
 from ui.sweep_view import sweep_form
@@ -74,11 +75,10 @@ with st.expander(t("configure.advanced_header")):
         form.text_number("num_parallel_workers")
         form.text_number("workers")
         form.text_number("steps_per_call")
-    if config.lr_changes:
-        st.caption(t("configure.replays", n=len(config.lr_changes),
-                     changes=", ".join(f"{s}: {lr:g}" for s, lr in config.lr_changes)))
+    if config.setting_changes:
+        st.caption(t("configure.replays", n=len(config.setting_changes), changes=changes_text(config.setting_changes)))
         if st.button(t("configure.forget_changes"), key="forget_lr_changes"):
-            set_config(config.with_(lr_changes=()))
+            set_config(config.with_(setting_changes=()))
             st.rerun()
 
 with st.expander("🔍 " + t("sweep.header")):

@@ -7,6 +7,7 @@ from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
 
 from core.i18n import text
+from core.live_settings import LEARNING_RATE, LIVE_SETTINGS, OPTIMIZER_SETTINGS
 from core.networks import network_names, network_spec
 from core.networks.mlp import DEFAULT_HIDDEN, MAX_HIDDEN_LAYERS, MAX_UNITS
 
@@ -88,9 +89,9 @@ class TrainConfig:
     # Validate every N steps as well as after every epoch (0: after every epoch only), so that a short lesson
     # run still draws a validation curve with enough points.
     validate_every: int = 0
-    # Learning-rate changes made while a run trained: (step, learning rate), applied before that step. A re-run
-    # carries them in its config and replays them at the same steps.
-    lr_changes: tuple[tuple[int, float], ...] = ()
+    # Live setting changes made while a run trained (core/live_settings.py): (step, setting, value), applied
+    # before that step. A re-run carries them in its config and replays them at the same steps.
+    setting_changes: tuple[tuple[int, str, float], ...] = ()
     # Training steps per graph call (Graph mode, Cell style, one process): 0 picks one for the epoch's length.
     # Pause, stop and a new learning rate act between calls; Step ×n, slow motion, validation every N steps,
     # a replayed change and each epoch's last step fall back to single steps where they need them.
@@ -149,13 +150,8 @@ class TrainConfig:
             say("hidden", "hidden_too_deep", n=len(hidden), most=MAX_HIDDEN_LAYERS)
         elif any(not 1 <= u <= MAX_UNITS for u in hidden):
             say("hidden", "hidden_units_range", most=MAX_UNITS, value=_shown(field_text("hidden", hidden), 40))
-        changes = self.lr_changes
-        steps = [c[0] for c in changes if isinstance(c, tuple) and len(c) == 2]
-        if (len(steps) != len(changes) or any(not isinstance(s, int) or s < 1 for s in steps)
-                or steps != sorted(set(steps))
-                or any(isinstance(c[1], bool) or not isinstance(c[1], (int, float)) or not 0 < c[1] <= 10
-                       for c in changes)):
-            say("lr_changes", "lr_changes_invalid", value=repr(changes))
+        if not _valid_changes(self.setting_changes):
+            say("setting_changes", "setting_changes_invalid", value=_shown(self.setting_changes, 60))
 
     def validate(self) -> "TrainConfig":
         e = self.errors()
@@ -172,15 +168,15 @@ class TrainConfig:
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "TrainConfig":
         """Build from a dict (unknown keys are refused, missing keys take defaults). Not validated."""
+        d = _renamed(d)
         names = {f.name for f in fields(cls)}
         unknown = sorted(set(d) - names)
         if unknown:
             raise ConfigError({k: "unknown setting" for k in unknown})
-        d = dict(d)
         if isinstance(d.get("hidden"), list):  # JSON has lists only
             d["hidden"] = tuple(d["hidden"])
-        if isinstance(d.get("lr_changes"), list):
-            d["lr_changes"] = tuple(tuple(c) if isinstance(c, list) else c for c in d["lr_changes"])
+        if isinstance(d.get("setting_changes"), list):
+            d["setting_changes"] = tuple(tuple(c) if isinstance(c, list) else c for c in d["setting_changes"])
         return cls(**d)
 
     @classmethod
@@ -233,13 +229,13 @@ def parse_field(name: str, raw: Any, lang: str = "en") -> Any:
     if name not in kinds:
         raise ConfigError({name: text(lang, "config.unknown_setting")})
     kind = kinds[name]
-    if name in ("hidden", "lr_changes") and not isinstance(raw, str):
+    if name in ("hidden", "setting_changes") and not isinstance(raw, str):
         return raw  # already typed (a widget's value, a tuple from code)
     text_ = str(raw).strip()
     if name == "hidden":
         return _parse_hidden(text_, lang)
-    if name == "lr_changes":
-        return _parse_lr_changes(text_, lang)
+    if name == "setting_changes":
+        return _parse_setting_changes(text_, lang)
     try:
         if kind in ("int", "float") and (not text_.isascii() or "_" in text_):
             raise ValueError  # Python also reads "１" (a full-width digit) and "1_000"; a person would not
@@ -280,28 +276,56 @@ def _parse_hidden(text_: str, lang: str) -> tuple[int, ...]:
         raise ConfigError({"hidden": text(lang, "config.hidden_not_units", value=repr(text_))}) from None
 
 
-def _parse_lr_changes(text_: str, lang: str) -> tuple[tuple[int, float], ...]:
-    """"120:0.05,300:0.01" -> ((120, 0.05), (300, 0.01)); "" -> ()."""
+def _parse_setting_changes(text_: str, lang: str) -> tuple[tuple[int, str, float], ...]:
+    """"120:0.05,300:momentum=0.5" -> ((120, "learning_rate", 0.05), (300, "momentum", 0.5)); "" -> (). A bare
+    value is a learning rate (the form of links made before momentum and weight decay could change)."""
     if not text_:
         return ()
     try:
         out = []
         for part in text_.split(","):
-            step, lr = part.split(":")
-            if not (step.strip().isascii() and lr.strip().isascii()):
+            step, change = part.split(":")
+            setting, _, value = change.rpartition("=")
+            if not (step.strip().isascii() and value.strip().isascii()):
                 raise ValueError
-            out.append((int(step), float(lr)))
+            out.append((int(step), setting.strip() or LEARNING_RATE, float(value)))
         return tuple(out)
     except ValueError:
-        raise ConfigError({"lr_changes": text(lang, "config.lr_changes_invalid", value=repr(text_))}) from None
+        raise ConfigError({"setting_changes": text(lang, "config.setting_changes_invalid",
+                                                   value=repr(text_))}) from None
+
+
+def _valid_changes(changes: object) -> bool:
+    """Whether changes are (step, optimizer setting, value) triples with values in the setting's range, by
+    step, one a setting and step."""
+    if not isinstance(changes, tuple) or not all(isinstance(c, tuple) and len(c) == 3 for c in changes):
+        return False
+    for step, setting, value in changes:
+        if (isinstance(step, bool) or not isinstance(step, int) or step < 1 or setting not in OPTIMIZER_SETTINGS
+                or not LIVE_SETTINGS[setting].valid(value)):
+            return False
+    keys = [(step, setting) for step, setting, _ in changes]
+    return [step for step, _ in keys] == sorted(step for step, _ in keys) and len(set(keys)) == len(keys)
+
+
+def _renamed(d: dict[str, Any]) -> dict[str, Any]:
+    """A stored config with its fields' old names read as today's: lr_changes ((step, rate) pairs, before
+    momentum and weight decay could change during training) is setting_changes."""
+    d = dict(d)
+    if "lr_changes" in d and "setting_changes" not in d:
+        pairs = d.pop("lr_changes")
+        d["setting_changes"] = [[c[0], LEARNING_RATE, c[1]] if isinstance(c, (list, tuple)) and len(c) == 2 else c
+                                for c in pairs] if isinstance(pairs, (list, tuple)) else pairs
+    return d
 
 
 def field_text(name: str, value: Any) -> str:
     """A setting as text, as a link or the command line takes it back (parse_field's inverse)."""
     if name == "hidden":
         return ",".join(str(u) for u in value) if value else "none"
-    if name == "lr_changes":
-        return ",".join(f"{step}:{lr:g}" for step, lr in value)
+    if name == "setting_changes":
+        return ",".join(f"{step}:{v:g}" if setting == LEARNING_RATE else f"{step}:{setting}={v:g}"
+                        for step, setting, v in value)
     if isinstance(value, bool):
         return str(value).lower()
     return str(value)

@@ -11,10 +11,11 @@ from core.presets import PRESETS
 
 __all__ = ["add_config_arguments", "config_from_args"]
 
-METAVARS = {"hidden": "UNITS,UNITS", "lr_changes": "STEP:LR,STEP:LR", "init_checkpoint": "CKPT"}
+METAVARS = {"hidden": "UNITS,UNITS", "setting_changes": "STEP:LR,STEP:NAME=VALUE", "init_checkpoint": "CKPT"}
 HELP = {"hidden": "the MLP's hidden layers, units per layer (none: no hidden layer); ",
         "validate_every": "also validate every N steps (0: after each epoch only); ",
-        "lr_changes": "change the learning rate before these steps (a re-run's recorded changes); ",
+        "setting_changes": "change the learning rate (STEP:LR), momentum or weight_decay (STEP:momentum=0.5) "
+                           "before these steps (a re-run's recorded changes); ",
         "steps_per_call": "training steps per graph call in Graph mode, Cell style, one process "
                           "(0: 6-10, to fit the epoch); ",
         "init_checkpoint": "start from this checkpoint's weights (a fine-tune; the same network): a file, or "

@@ -13,7 +13,7 @@ from plotly.subplots import make_subplots
 from core.app.smoothing import smooth
 from core.runs.rows import StepRow
 from core.runs.store import RunStore
-from core.training.events import EpochMetrics, LearningRateEvent, ValidationEvent
+from core.training.events import EpochMetrics, SettingEvent, ValidationEvent
 from ui.charts import EPOCH_AXIS, LEGEND_ON_TOP
 from ui.language import t
 from ui.present import room_fonts
@@ -39,13 +39,13 @@ class History:
     steps: list[StepRow]
     epochs: list[EpochMetrics]
     validations: list[ValidationEvent]
-    lr_changes: list[LearningRateEvent]
+    setting_changes: list[SettingEvent]
     steps_per_epoch: int | None
 
 
 def read_history(store: RunStore, run_id: str, steps_per_epoch: int | None) -> History:
     return History(store.steps(run_id, max_points=CHART_POINTS), store.epochs(run_id), store.validations(run_id),
-                   store.lr_changes(run_id), steps_per_epoch)
+                   store.setting_changes(run_id), steps_per_epoch)
 
 
 def downsampling_note(h: History) -> str | None:
@@ -150,9 +150,9 @@ def _by_step(fig: go.Figure, h: History, loss_cell, acc_cell) -> None:
 
 
 def _lr_markers(fig: go.Figure, h: History, row: int, col: int) -> None:
-    for change in h.lr_changes:
+    for change in h.setting_changes:
         fig.add_vline(x=change.step, line=dict(color=MARK, dash="dash", width=1.5), row=row, col=col,
-                      annotation=dict(text=t("train.lr_marker", lr=f"{change.learning_rate:g}"),
+                      annotation=dict(text=t(f"train.marker_{change.setting}", value=f"{change.value:g}"),
                                       font=dict(color=MARK)), annotation_position="top left")
 
 

@@ -1,5 +1,5 @@
 """The lesson's control bar, atop Train in presentation mode: the run's name and state, then Pause/Resume,
-Step ×n, slow motion, the learning rate and Stop in one row, so the live curves below it share the room's first
+Step ×n, slow motion, the optimizer's knobs and Stop in one row, so the live curves below it share the room's first
 screen (853×480 CSS px: a 1280×720 projector at 150 %). Slow motion and the rate open from their buttons; the
 same requests as the pacing box (ui/pacing.py) go through the run store."""
 from __future__ import annotations
@@ -7,11 +7,13 @@ from __future__ import annotations
 import streamlit as st
 
 from core.runs.rows import Run
-from core.runs.store import MAX_STEP_REQUEST, RunStore
+from core.live_settings import LEARNING_RATE, MAX_STEP_REQUEST
+from core.runs.store import RunStore
 from ui.class_link import class_link_popover
 from ui.format import STATUS_ICONS, fmt_eta
 from ui.identity import actions, attempt, owner_label
 from ui.language import status_word, t
+from ui.live_knobs import knob_inputs
 from ui.pacing import DELAYS, delay_label, on_apply, on_step, say_kept, set_delay, toast_notice
 from ui.queue_view import my_waiting_run, to_front_button
 from ui.text import literal
@@ -19,7 +21,7 @@ from ui.text import literal
 __all__ = ["lesson_bar"]
 
 
-def lesson_bar(store: RunStore, run: Run, learning_rate: float | None) -> None:
+def lesson_bar(store: RunStore, run: Run, values: dict[str, float]) -> None:
     """Name and state, the run's controls for its owner (a line saying who may, for others), and this session's
     own run when it waits in the queue."""
     title = st.container(horizontal=True, vertical_alignment="center", key="lesson_title")
@@ -38,10 +40,10 @@ def lesson_bar(store: RunStore, run: Run, learning_rate: float | None) -> None:
     bar = st.container(horizontal=True, vertical_alignment="bottom", gap="small", key="lesson_bar")
     _pause_or_resume(bar, run)
     if run.config.workers == 1:
-        _step(bar, run)
+        _step(bar, run, values)
     _slow_motion(bar, run)
-    if run.config.workers == 1 and learning_rate is not None:
-        _rate(bar, run, learning_rate)
+    if run.config.workers == 1 and values:
+        _knobs(bar, run, values)
 
 
 def _pause_or_resume(bar, run: Run) -> None:
@@ -52,9 +54,9 @@ def _pause_or_resume(bar, run: Run) -> None:
         toast_notice(attempt(actions().pause, run))
 
 
-def _step(bar, run: Run) -> None:
+def _step(bar, run: Run, values: dict[str, float]) -> None:
     n = int(st.session_state.get("step_n", 10))
-    bar.button("⏭️ " + t("train.step_button", n=n), key="step", on_click=on_step, args=(run,),
+    bar.button("⏭️ " + t("train.step_button", n=n), key="step", on_click=on_step, args=(run, values),
                help=t("train.step_help"))
     with bar.container(width=80):
         st.number_input(t("train.step_n"), min_value=1, max_value=MAX_STEP_REQUEST, value=10, step=1,
@@ -71,12 +73,11 @@ def _slow_motion(bar, run: Run) -> None:
                          on_change=set_delay, args=(run, key, run.step_delay or 0.0), value=nearest)
 
 
-def _rate(bar, run: Run, learning_rate: float) -> None:
-    with bar.popover("📈 " + t("train.rate_button", lr=f"{learning_rate:g}"), help=t("train.learning_rate_help")):
-        st.text_input(t("train.learning_rate_next"), value=f"{learning_rate:g}", key=f"lr_{run.id}")
-        st.button("✔️ " + t("train.apply_lr"), key="apply_lr", on_click=on_apply, args=(run,))
-        if "_lr_error" in st.session_state:
-            st.error(st.session_state.pop("_lr_error"))
+def _knobs(bar, run: Run, values: dict[str, float]) -> None:
+    """The optimizer's knobs, opened from a button that shows the learning rate."""
+    label = "📈 " + t("train.rate_button", lr=f"{values[LEARNING_RATE]:g}")
+    with bar.popover(label, help=t("train.learning_rate_help")):
+        knob_inputs(run, values, on_apply)
 
 
 def _my_queued_run(store: RunStore, shown: Run) -> None:

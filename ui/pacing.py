@@ -1,17 +1,17 @@
 """A lesson's pace on the Train page: Pause/Resume and Stop, Step (n steps, then pause), slow motion (a delay
-before every step, changed while it runs) and a new learning rate from the next step, as TensorFlow
-Playground lets you change it while it trains. Everything goes through the run store, so every viewer sees it."""
+before every step, changed while it runs) and the optimizer's live settings from the next step (ui/live_knobs.py),
+as TensorFlow Playground lets you change them while it trains. Everything goes through the run store, so every
+viewer sees it."""
 from __future__ import annotations
 
 import streamlit as st
 
-from core.config import ConfigError, parse_field
+from core.live_settings import MAX_STEP_DELAY_S, MAX_STEP_REQUEST
 from core.runs.rows import RequestNotice, Run
-from core.runs.store import MAX_STEP_REQUEST
-from core.training.run_control import MAX_STEP_DELAY_S
 from ui.callback_state import still_drawn
-from ui.language import language, status_word, t
+from ui.language import status_word, t
 from ui.identity import actions, attempt, owner_label
+from ui.live_knobs import ask_typed, knob_inputs
 from ui.text import literal
 
 __all__ = ["controls", "pacing", "notice_text", "DELAYS", "delay_label", "set_delay", "say_kept", "on_apply",
@@ -52,7 +52,7 @@ def set_delay(run: Run, key: str, current: float) -> None:
         return  # nothing changed (a widget drawn anew, or no longer drawn)
     # Said by the page's body, not here: a toast from a widget's callback wiped the page's other elements
     # drawn outside the fragment (the presentation style with them; Streamlit 1.67).
-    _later(attempt(actions().delay, run, st.session_state[key], show=_keep_refusal))
+    _later(attempt(actions().ask, run, "step_delay", st.session_state[key], show=_keep_refusal))
 
 
 def _later(notice: RequestNotice | None) -> None:
@@ -73,8 +73,8 @@ def delay_label(seconds: float) -> str:
     return t("train.full_speed") if seconds == 0 else f"{seconds:g} s"
 
 
-def pacing(run: Run, current_lr: float) -> None:
-    """Step, slow motion and the learning rate of an active run (for its owner and admins)."""
+def pacing(run: Run, values: dict[str, float]) -> None:
+    """Step, slow motion and the optimizer's live settings of an active run (for its owner and admins)."""
     if not actions().person.may("step", run):
         return
     say_kept()
@@ -84,7 +84,7 @@ def pacing(run: Run, current_lr: float) -> None:
             n = st.number_input(t("train.step_n"), min_value=1, max_value=MAX_STEP_REQUEST, value=10, step=1,
                                 key="step_n", help=t("train.step_help"))
             st.button("⏭️ " + t("train.step_button", n=int(n)), key="step", disabled=run.config.workers > 1,
-                      on_click=on_step, args=(run,))
+                      on_click=on_step, args=(run, values))
         with delay:
             key = f"delay_{run.id}"
             nearest = min(DELAYS, key=lambda d: abs(d - (run.step_delay or 0.0)))
@@ -92,12 +92,7 @@ def pacing(run: Run, current_lr: float) -> None:
                              on_change=set_delay, args=(run, key, run.step_delay or 0.0), value=nearest,
                              help=t("train.slow_motion_help"))
         with rate:
-            st.text_input(t("train.learning_rate_next"), value=f"{current_lr:g}", key=f"lr_{run.id}",
-                          disabled=run.config.workers > 1, help=t("train.learning_rate_help"))
-            st.button("✔️ " + t("train.apply_lr"), key="apply_lr", disabled=run.config.workers > 1,
-                      on_click=on_apply, args=(run,))
-            if "_lr_error" in st.session_state:
-                st.error(st.session_state.pop("_lr_error"))
+            knob_inputs(run, values, on_apply, disabled=run.config.workers > 1)
         if run.config.workers > 1:
             st.caption(t("train.pacing_parallel"))
 
@@ -111,25 +106,14 @@ def say_kept() -> None:
 
 # Step and Apply act in their buttons' callbacks, which Streamlit runs first thing in the page run a click
 # starts: a second click preempts the page run the first one started, so a click acted on in the page's body
-# can be lost. When both clicks reach one run (both callbacks in it), Step's asks for the rate first: a rate is
-# for the steps that follow it.
-def on_apply(run: Run) -> None:
-    if not st.session_state.get("step"):  # else Step's callback asks for the rate, then the steps
-        _request_rate(run)
+# can be lost. When both clicks reach one run (both callbacks in it), Step's asks for the settings first: they
+# are for the steps that follow them.
+def on_apply(run: Run, values: dict[str, float]) -> None:
+    if not st.session_state.get("step"):  # else Step's callback asks for the settings, then the steps
+        ask_typed(run, values, _later, _keep_refusal)
 
 
-def on_step(run: Run) -> None:
-    if st.session_state.get("apply_lr") and not _request_rate(run):
-        return  # the steps were meant for the new rate: none until it is one
-    _later(attempt(actions().step, run, int(st.session_state["step_n"]), show=_keep_refusal))
-
-
-def _request_rate(run: Run) -> bool:
-    """Ask for the rate typed; False (and the reason kept for the body) when it is not one."""
-    try:
-        value = parse_field("learning_rate", st.session_state[f"lr_{run.id}"], language())
-    except ConfigError as e:
-        st.session_state["_lr_error"] = e.errors["learning_rate"]
-        return False
-    _later(attempt(actions().learning_rate, run, value, show=_keep_refusal))
-    return True
+def on_step(run: Run, values: dict[str, float] | None = None) -> None:
+    if values is not None and st.session_state.get("apply_lr") and not ask_typed(run, values, _later, _keep_refusal):
+        return  # the steps were meant for the new settings: none until they are numbers
+    _later(attempt(actions().ask, run, "step", int(st.session_state["step_n"]), show=_keep_refusal))

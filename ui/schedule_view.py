@@ -8,7 +8,8 @@ from core.app.model_service import MINDSPORE_LOCK
 from core.config import TrainConfig
 from core.data.folders import validate_mnist_dir
 from core.data.idx import DataError
-from core.model.lr_schedules import planned_rates, rate_at, steps_per_epoch
+from core.live_settings import LEARNING_RATE
+from core.model.lr_schedules import planned_rates, rate_at, rate_changes, steps_per_epoch
 from core.runs.rows import Run
 from ui.curves import History
 from ui.language import t
@@ -25,7 +26,7 @@ def _rates(config: TrainConfig, per_epoch: int) -> list[float]:
 
 def schedule_chart(config: TrainConfig) -> None:
     """The rate of every step of the run this config describes (nothing for a constant rate without changes)."""
-    if config.lr_schedule == "constant" and not config.lr_changes:
+    if config.lr_schedule == "constant" and not rate_changes(config):
         return
     try:
         per_epoch = steps_per_epoch(config, validate_mnist_dir(config.data_dir).train_count)
@@ -41,7 +42,7 @@ def schedule_chart(config: TrainConfig) -> None:
 
 def current_learning_rate(run: Run, history: History) -> float:
     """The rate of the run's next step: its schedule, with the changes made or replayed so far."""
-    changes = tuple((c.step, c.learning_rate) for c in history.lr_changes)
+    changes = tuple((c.step, c.value) for c in history.setting_changes if c.setting == LEARNING_RATE)
     if run.config.lr_schedule == "constant":
         return changes[-1][1] if changes else run.config.learning_rate
     per_epoch = max(run.total_steps // run.config.epochs, 1) if run.total_steps else 1

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import pandas as pd
 import streamlit as st
 
+from core.live_settings import LEARNING_RATE
 from core.config import TrainConfig
 from core.runs.worker.cluster import log_tail, rank_log, rank_log_dir
 from core.runs.rows import RESUMABLE, Run
@@ -19,7 +20,7 @@ from ui.language import label, language, say, status_word, t
 from ui.live import run_snapshot, shared_views
 from ui.pacing import controls, notice_text, pacing
 from ui.present import chart_config, on_phone, presenting
-from ui.schedule_view import current_learning_rate
+from ui.live_knobs import live_values
 from ui.start_pace import start_pace_picker
 from ui.text import code, literal
 
@@ -35,7 +36,7 @@ class RunView:
     history: History
     log: str                      # the tail of the run's log
     training_s: float | None      # training time so far: pauses (and the time before the first step) left out
-    learning_rate: float | None   # the rate of an active run's next step (its schedule and the changes made)
+    live: dict[str, float]        # an active run's live settings at its next step (ui/live_knobs.py; {}: ended)
 
 
 @dataclass(frozen=True)
@@ -58,8 +59,8 @@ def build_view(store: RunStore, run_id: str, live: bool) -> RunView | None:
         return None
     per_epoch = run.total_steps // run.config.epochs if run.total_steps else None
     history = read_history(store, run_id, per_epoch)
-    rate = current_learning_rate(run, history) if run.active else None
-    return RunView(run, history, log, history.steps[-1].elapsed if history.steps else None, rate)
+    values = live_values(run, history) if run.active else {}
+    return RunView(run, history, log, history.steps[-1].elapsed if history.steps else None, values)
 
 
 def view_of(store: RunStore, run_id: str, live: bool) -> RunView | None:
@@ -138,9 +139,9 @@ def draw_header(view: RunView) -> tuple[HeaderState, CurveOptions]:
 
 
 def draw_lesson(view: RunView) -> None:
-    """Step, slow motion and a new learning rate for an active run the studio trains."""
-    if view.run.active and not view.run.external and view.learning_rate is not None:
-        pacing(view.run, view.learning_rate)
+    """Step, slow motion and the optimizer's live settings for an active run the studio trains."""
+    if view.run.active and not view.run.external and view.live:
+        pacing(view.run, view.live)
 
 
 def draw_body(store: RunStore, view: RunView, options: CurveOptions) -> None:
@@ -149,7 +150,7 @@ def draw_body(store: RunStore, view: RunView, options: CurveOptions) -> None:
     # The progress line goes out before the curves, drawn into their place above it: the browser receives
     # and shows the step while the charts, larger to send and to draw, follow (bench/start_latency.py).
     chart_slot = st.container()
-    _progress(run, view.training_s, view.learning_rate)
+    _progress(run, view.training_s, view.live.get(LEARNING_RATE))
     with chart_slot:
         _curves(store, view, options)
     if run.config.workers > 1:
@@ -171,7 +172,7 @@ def _curves(store: RunStore, view: RunView, options: CurveOptions) -> None:
     """The curves with this viewer's smoothing and scale; one build per options, shared by every viewer."""
     h = view.history
     version = (len(h.steps), h.steps[-1].step if h.steps else 0, len(h.epochs), len(h.validations),
-               len(h.lr_changes))
+               len(h.setting_changes))
     figure = shared_views().get((str(store.root), view.run.id, "curves", options, language()),
                                 lambda: curves(h, options), version)
     st.plotly_chart(figure, width="stretch", key="curves", config=chart_config())

@@ -72,5 +72,5 @@ def _metrics(t: RunTables, started: int) -> list:
                 if getattr(e, key) is not None and getattr(e, key) == getattr(e, key)]
     metrics += [Metric(f"step_{key}", float(getattr(v, key)), started, int(v.step))
                 for v in t.validations.itertuples() for key in ("val_loss", "val_acc")]
-    return metrics + [Metric("learning_rate", float(c.learning_rate), started, int(c.step))
-                      for c in t.lr_changes.itertuples()]
+    return metrics + [Metric(c.setting, float(c.value), started, int(c.step))  # "learning_rate", "momentum", ...
+                      for c in t.setting_changes.itertuples()]

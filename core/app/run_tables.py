@@ -14,7 +14,7 @@ from core.runs.store import RunStore
 
 __all__ = ["TABLES", "RunTables", "run_tables", "stacked"]
 
-TABLES = ("runs", "steps", "epochs", "validations", "lr_changes", "layer_stats")
+TABLES = ("runs", "steps", "epochs", "validations", "setting_changes", "layer_stats")
 
 
 @dataclass(frozen=True)
@@ -23,7 +23,7 @@ class RunTables:
     steps: pd.DataFrame
     epochs: pd.DataFrame
     validations: pd.DataFrame
-    lr_changes: pd.DataFrame
+    setting_changes: pd.DataFrame
     layer_stats: pd.DataFrame
 
     def named(self) -> dict[str, pd.DataFrame]:
@@ -52,8 +52,8 @@ def run_tables(store: RunStore, run_id: str) -> RunTables:
               for e in store.epochs(run_id)]
     validations = [{"run_id": run_id, "step": v.step, "epoch": v.epoch, "val_loss": v.val_loss, "val_acc": v.val_acc}
                    for v in store.validations(run_id)]
-    changes = [{"run_id": run_id, "step": c.step, "learning_rate": c.learning_rate, "replayed": c.replayed}
-               for c in store.lr_changes(run_id)]
+    changes = [{"run_id": run_id, "step": c.step, "setting": c.setting, "value": c.value, "replayed": c.replayed}
+               for c in store.setting_changes(run_id)]
     layers = [{"run_id": run_id, **{k: list(v) if isinstance(v, tuple) else v for k, v in s.to_dict().items()}}
               for s in store.layer_stats(run_id)]
     return RunTables(
@@ -62,7 +62,7 @@ def run_tables(store: RunStore, run_id: str) -> RunTables:
         epochs=_frame(epochs, ["run_id", "epoch", "train_loss", "train_acc", "val_loss", "val_acc", "epoch_seconds",
                                "samples_per_s", "elapsed"]),
         validations=_frame(validations, ["run_id", "step", "epoch", "val_loss", "val_acc"]),
-        lr_changes=_frame(changes, ["run_id", "step", "learning_rate", "replayed"]),
+        setting_changes=_frame(changes, ["run_id", "step", "setting", "value", "replayed"]),
         layer_stats=_frame(layers, ["run_id", "epoch", "param", "kind", "mean", "std", "min", "max", "norm", "zeros",
                                     "hist_edges", "hist_counts"]))
 

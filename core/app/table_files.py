@@ -1,4 +1,4 @@
-"""A run's tables as files: one Parquet or CSV file per table (runs, steps, epochs, validations, lr_changes,
+"""A run's tables as files: one Parquet or CSV file per table (runs, steps, epochs, validations, setting_changes,
 layer_stats), the runs stacked in each. Parquet keeps the histogram columns as lists; CSV writes them as JSON.
 A CSV's text cells that a spreadsheet would read as a formula (=, +, -, @, a tab or a carriage return first: a
 run named `=HYPERLINK(…)`) are written with a leading apostrophe, as OWASP's CSV-injection guidance says."""

@@ -47,8 +47,8 @@ def _write_run(t: RunTables, folder: Path) -> None:
         for v in t.validations.itertuples():
             _scalar(w, "validation/val_loss", v.val_loss, v.step)
             _scalar(w, "validation/val_acc", v.val_acc, v.step)
-        for c in t.lr_changes.itertuples():
-            _scalar(w, "learning_rate", c.learning_rate, c.step)
+        for c in t.setting_changes.itertuples():  # "learning_rate", "momentum", "weight_decay"
+            _scalar(w, c.setting, c.value, c.step)
         _layers(w, t)
         _settings(w, run)
 

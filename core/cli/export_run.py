@@ -6,7 +6,7 @@
 As on the pages: only each run's owner (the OS user that queued it) or an admin may export it, and each export is
 a line of the store's history. An existing --out is not overwritten without --force.
 
-parquet, csv: one file per table under the folder PATH (runs, steps, epochs, validations, lr_changes,
+parquet, csv: one file per table under the folder PATH (runs, steps, epochs, validations, setting_changes,
 layer_stats; several runs stacked, each row with its run's id). tensorboard: one event-file folder per run under
 PATH (`tensorboard --logdir PATH`). html: the report file PATH, self-contained (one run, or a comparison of
 several); with --data-dir, one run's report adds its confusion matrix and mistakes on that folder's test split.

@@ -30,7 +30,7 @@ from core.runs.worker.start_weights import checkpoint_for
 from core.runs.store.arguments import add_store_arguments, open_store
 from core.runtime import prepare_process
 from core.training.clock import about
-from core.training.events import (Callback, EpochMetrics, LearningRateEvent, LogEvent, PhaseEvent, StepEvent,
+from core.training.events import (Callback, EpochMetrics, SettingEvent, LogEvent, PhaseEvent, StepEvent,
                                   ValidationEvent)
 
 
@@ -93,8 +93,8 @@ class ProgressBar(Callback):
     def on_validation(self, e: ValidationEvent) -> None:
         tqdm.write(f"step {e.step:>5}  val_loss {e.val_loss:.4f}  val_acc {e.val_acc:.4f}", file=sys.stdout)
 
-    def on_learning_rate(self, e: LearningRateEvent) -> None:
-        tqdm.write(f"learning rate {e.learning_rate:g} from step {e.step}", file=sys.stdout)
+    def on_setting(self, e: SettingEvent) -> None:
+        tqdm.write(f"{e.setting.replace('_', ' ')} {e.value:g} from step {e.step}", file=sys.stdout)
 
     def on_log(self, e: LogEvent) -> None:
         tqdm.write(e.message, file=sys.stdout)

@@ -18,8 +18,9 @@ import math
 import numpy as np
 
 from core.config import LR_SCHEDULES, TrainConfig
+from core.live_settings import LEARNING_RATE
 
-__all__ = ["LR_SCHEDULES", "schedule", "planned_rates", "rate_at", "steps_per_epoch"]
+__all__ = ["LR_SCHEDULES", "schedule", "planned_rates", "rate_at", "rate_changes", "steps_per_epoch"]
 
 WARMUP_FRACTION = 0.1
 ONE_CYCLE_PEAK = 0.3
@@ -61,9 +62,14 @@ def planned_rates(config: TrainConfig, steps_per_epoch: int,
     total = max(int(steps_per_epoch) * config.epochs, 1)
     planned = schedule(config, steps_per_epoch)
     rates = np.full(total, config.learning_rate, np.float64) if planned is None else np.asarray(planned, np.float64)
-    for step, rate in (config.lr_changes if changes is None else changes):
+    for step, rate in (rate_changes(config) if changes is None else changes):
         rates[max(step - 1, 0):] = rate
     return rates
+
+
+def rate_changes(config: TrainConfig) -> tuple[tuple[int, float], ...]:
+    """The config's replayed learning-rate changes, (step, rate) by step."""
+    return tuple((step, value) for step, setting, value in config.setting_changes if setting == LEARNING_RATE)
 
 
 def rate_at(config: TrainConfig, steps_per_epoch: int, step: int,

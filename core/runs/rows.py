@@ -6,7 +6,7 @@ data-parallel run has several *ranks* (msrun's processes, one row each in the st
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 
 from core.config import TrainConfig
@@ -66,12 +66,12 @@ RANK_ALIVE = ("starting", "training")             # a rank in these states shoul
 
 @dataclass(frozen=True)
 class RunRequests:
-    """What a run is asked while it trains (pause or stop, a lesson's Step, slow motion, a learning rate): the
-    part of its row its training process reads every few tenths of a second."""
+    """What a run is asked while it trains, as its training process reads it every few tenths of a second: pause
+    or stop and slow motion's delay (its row), and the live settings asked for and not yet taken (the requests
+    table; core/live_settings.py: a lesson's "step", "learning_rate", "momentum", "weight_decay")."""
     request: Request
-    step_request: int | None = None
     step_delay: float = 0.0
-    lr_request: float | None = None
+    asked: dict[str, float] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -99,9 +99,7 @@ class Run:
     best_epoch: int | None
     checkpoint: str | None
     said: Message | None = None  # the message with its catalogue key (None: a message from before keys)
-    step_request: int | None = None  # a lesson's Step: train this many steps more, then pause
     step_delay: float = 0.0          # slow motion: seconds to wait before every step
-    lr_request: float | None = None  # a learning rate asked for, not yet taken by the worker
     submitter: str = ""              # who queued it (a user name; the queue's fairness is between submitters)
     queue_order: float | None = None  # place in its submitter's line (negative: moved to the front of the queue)
     waiter_pid: int | None = None    # a command line waiting to train it in its own process once it may start

@@ -8,7 +8,7 @@ The trainer emits, in this order:
   LayersEvent                               epoch 0 (the initial weights) and after every epoch
   ValidationEvent                           every config.validate_every steps and after every epoch (when
                                             validate_every is set)
-  LearningRateEvent                         before the step a new learning rate is first used by
+  SettingEvent                              before the step a new live setting is first used by
   LogEvent                                  a line for the run's log, at any time
 and after every epoch whose weights are sound it calls Callback.on_epoch_end(net, metrics) (e.g. to
 checkpoint), then ends the run if a callback set should_stop (early stopping); when the run ends it calls
@@ -25,7 +25,7 @@ from collections.abc import Iterable
 from core.messages import Message
 from core.training.layer_stats import LayerStat
 
-__all__ = ["Phase", "PhaseEvent", "StepEvent", "EpochMetrics", "LayersEvent", "ValidationEvent", "LearningRateEvent",
+__all__ = ["Phase", "PhaseEvent", "StepEvent", "EpochMetrics", "LayersEvent", "ValidationEvent", "SettingEvent",
            "LogEvent", "Event", "Callback", "CallbackList", "EventLog"]
 
 _LOG = logging.getLogger(__name__)  # no handler configured: Python prints warnings to stderr
@@ -97,12 +97,14 @@ class ValidationEvent:
 
 
 @dataclass(frozen=True)
-class LearningRateEvent:
-    """The learning rate changed: step is the first step that uses it."""
-    handler: ClassVar[str] = "on_learning_rate"
+class SettingEvent:
+    """A live setting (core/live_settings.py: the learning rate, momentum, weight decay) changed: step is the
+    first step that uses the new value."""
+    handler: ClassVar[str] = "on_setting"
     step: int
-    learning_rate: float
-    replayed: bool = False   # from the config's lr_changes (a re-run), not asked for while training
+    setting: str
+    value: float
+    replayed: bool = False   # from the config's setting_changes (a re-run), not asked for while training
 
 
 @dataclass(frozen=True)
@@ -111,7 +113,7 @@ class LogEvent:
     message: str
 
 
-Event = PhaseEvent | StepEvent | EpochMetrics | LayersEvent | ValidationEvent | LearningRateEvent | LogEvent
+Event = PhaseEvent | StepEvent | EpochMetrics | LayersEvent | ValidationEvent | SettingEvent | LogEvent
 
 
 class Callback:
@@ -142,8 +144,8 @@ class Callback:
     def on_validation(self, event: ValidationEvent) -> None:
         """Validation between epochs (config.validate_every)."""
 
-    def on_learning_rate(self, event: LearningRateEvent) -> None:
-        """The learning rate changed before a step."""
+    def on_setting(self, event: SettingEvent) -> None:
+        """A live setting (the learning rate, momentum, weight decay) changed before a step."""
 
     def on_log(self, event: LogEvent) -> None:
         """A line for the run's log."""

@@ -28,7 +28,7 @@ from core.training.run_control import Control
 from core.training.early_stopping import BestEpoch, EarlyStopping
 from core.training.events import Callback, CallbackList, EpochMetrics, LayersEvent, StepEvent, ValidationEvent
 from core.training.layer_stats import summarize_all
-from core.training.learning_rate import LearningRates
+from core.training.live_values import LiveValues
 from core.training.parallel import Parallel
 from core.training.resume_state import ResumeState
 from core.training.state import EpochTally, LoopState, StepOutcome
@@ -104,7 +104,7 @@ def _start(config: TrainConfig, folder: MnistFolder, events: CallbackList, contr
     step = resume.step if resume else 0
     clock = StepClock(data.steps_per_epoch * config.epochs, resume.elapsed if resume else 0.0)
     compiled: set[str] = set()
-    planner = StepPlanner(control, LearningRates(model.optimizer, config.lr_changes, first_step=step + 1), events,
+    planner = StepPlanner(control, LiveValues(model.optimizer, config.setting_changes, first_step=step + 1), events,
                           clock, k=getattr(model.step, "k", 1),  # a test may substitute a bare step
                           validate_every=config.validate_every, validates=data.validation is not None,
                           compiled=compiled)

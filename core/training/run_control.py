@@ -1,9 +1,11 @@
-"""Between steps the trainer asks its Control: pause? stop? wait a moment (slow motion)? a new learning rate?
+"""Between steps the trainer asks its Control: pause? stop? wait a moment (slow motion)? new optimizer settings?
 And the data-parallel version, decided together."""
 from __future__ import annotations
 
 import time
 from typing import TYPE_CHECKING
+
+from core.live_settings import MAX_STEP_DELAY_S
 
 if TYPE_CHECKING:  # the run store reads this module's limits without importing MindSpore
     from core.training.parallel import Parallel
@@ -11,12 +13,11 @@ if TYPE_CHECKING:  # the run store reads this module's limits without importing 
 __all__ = ["Control", "NoControl", "CollectiveControl", "wait_while_paused", "slow_down", "MAX_STEP_DELAY_S"]
 
 PAUSE_POLL_S = 0.1
-MAX_STEP_DELAY_S = 5.0  # slow motion: the longest wait between two steps
 
 
 class Control:
     """What the trainer asks between steps; a run store or a test implements it. By default nothing is asked:
-    never paused or stopped, no delay, no new learning rate."""
+    never paused or stopped, no delay, no new optimizer setting."""
 
     def paused(self) -> bool:
         return False
@@ -28,9 +29,10 @@ class Control:
         """Seconds to wait before the next step (slow motion for a lesson); 0: none."""
         return 0.0
 
-    def learning_rate_request(self) -> float | None:
-        """A learning rate asked for while the run trains, handed over once (then None)."""
-        return None
+    def setting_requests(self) -> dict[str, float]:
+        """Optimizer settings asked for while the run trains (core/live_settings.py: name -> value), each
+        handed over once (then no longer in the dict)."""
+        return {}
 
     def interrupts_wait(self) -> bool:
         """Whether slow motion's wait should end now (a pause or a stop asked for)."""
@@ -70,9 +72,9 @@ class CollectiveControl(Control):
     def step_delay(self) -> float:
         return self.local.step_delay()  # a delay needs no agreement: the slowest rank sets the pace anyway
 
-    # learning_rate_request stays None: a rank that changed its learning rate alone would train a different
-    # model from the others, so live changes are refused for data-parallel runs (RunStore.request_learning_rate);
-    # the config's lr_changes are replayed by every rank at the same step.
+    # setting_requests stays empty: a rank that changed its optimizer alone would train a different model from
+    # the others, so live optimizer changes are refused for data-parallel runs (LiveSetting.parallel_ok, checked
+    # by RunStore.ask); the config's setting_changes are replayed by every rank at the same step.
 
 
 def slow_down(control: Control) -> float:

@@ -1,9 +1,9 @@
 """The loop's one question before each graph call: how many steps now?
 
 The answer holds the lesson's controls and the grouping of steps: wait while the run is paused, then slow
-motion's delay, take a new learning rate, and size the next call — K steps in one graph call where nothing
+motion's delay, take new optimizer settings, and size the next call — K steps in one graph call where nothing
 needs them one at a time, else one. Single steps: a Step ×n or slow motion under way, the epoch's last step
-(it returns the gradients), a call that a replayed learning-rate change or a validation would fall inside of,
+(it returns the gradients), a call that a replayed setting change or a validation would fall inside of,
 and the session's first call (its graph compiles about 3× faster than K steps', so the first live step shows
 sooner; the epoch's end needs the single-step graph anyway)."""
 from __future__ import annotations
@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from core.training.clock import StepClock
 from core.training.run_control import MAX_STEP_DELAY_S, Control, slow_down, wait_while_paused
 from core.training.events import CallbackList
-from core.training.learning_rate import LearningRates
+from core.training.live_values import LiveValues
 
 __all__ = ["Turn", "StepPlanner"]
 
@@ -30,9 +30,9 @@ class Turn:
 class StepPlanner:
     """Asked before every graph call of a run (see the module's docstring)."""
 
-    def __init__(self, control: Control, rates: LearningRates, events: CallbackList, clock: StepClock,
+    def __init__(self, control: Control, values: LiveValues, events: CallbackList, clock: StepClock,
                  k: int, validate_every: int, validates: bool, compiled: set[str]):
-        self.control, self.rates, self.events, self.clock = control, rates, events, clock
+        self.control, self.values, self.events, self.clock = control, values, events, clock
         self.k = k
         self.validate_every = validate_every if validates else 0
         self.compiled = compiled  # the step graphs called so far, shared with the calls (core.training.step_calls)
@@ -45,8 +45,7 @@ class StepPlanner:
         stop, paused = self._wait()
         if stop:
             return Turn(0, stop=True, paused=paused)
-        change = self.rates.before_step(step + 1, self.control)
-        if change is not None:
+        for change in self.values.before_step(step + 1, self.control):
             self.events.emit(change)
         return Turn(self._size(step, last_step), paused=paused)  # sized after the wait: a Step asks for singles
 
@@ -78,7 +77,7 @@ class StepPlanner:
         if self.k <= 1 or left - 1 < self.k or self.control.fine_grained() or "single" not in self.compiled:
             return 1
         first, end = step + 1, step + self.k
-        change = self.rates.next_change(first + 1)
+        change = self.values.next_change(first + 1)
         if change is not None and change <= end:
             return 1
         every = self.validate_every

@@ -33,7 +33,7 @@ def test_each_schedule_has_its_shape():
 
 
 def test_a_change_replaces_the_rest_of_the_schedule_and_steps_per_epoch_follow_the_split():
-    c = TrainConfig(learning_rate=0.1, epochs=2, lr_schedule="cosine", lr_changes=((5, 0.5),))
+    c = TrainConfig(learning_rate=0.1, epochs=2, lr_schedule="cosine", setting_changes=((5, "learning_rate", 0.5),))
     rates = planned_rates(c, 10)
     assert rates[3] == pytest.approx(schedule(c, 10)[3]) and np.all(rates[4:] == 0.5)
     assert steps_per_epoch(TrainConfig(batch_size=64, val_fraction=0.1), 5000) == 71  # 4,500 images / 64
@@ -49,9 +49,9 @@ def test_a_run_follows_its_schedule_step_by_step_also_with_k_steps_per_graph_cal
     events = EventLog()
     scheduled = train(config.with_(steps_per_call=8), folder, [events])
     per_epoch = len(events.of(StepEvent))
-    one_by_one = tuple((i + 1, float(np.float32(r))) for i, r in enumerate(schedule(config, per_epoch)))
+    one_by_one = tuple((i + 1, "learning_rate", float(np.float32(r))) for i, r in enumerate(schedule(config, per_epoch)))
     single = train(config.with_(steps_per_call=1), folder)
-    replayed = train(config.with_(lr_schedule="constant", lr_changes=one_by_one, steps_per_call=1), folder)
+    replayed = train(config.with_(lr_schedule="constant", setting_changes=one_by_one, steps_per_call=1), folder)
     constant = train(config.with_(lr_schedule="constant"), folder)
     a, b, c, d = (snapshot(r.net) for r in (scheduled, single, replayed, constant))
     assert all(np.array_equal(a[k], b[k]) for k in a), "K steps per call must follow the schedule exactly"
@@ -104,16 +104,18 @@ def test_configure_offers_the_schedules_draws_the_chosen_one_and_keeps_it_in_the
 
 def test_the_live_view_says_the_rate_of_the_next_step_under_a_schedule():
     from core.runs.rows import Run
-    from core.training.events import LearningRateEvent
+    from core.training.events import SettingEvent
     from ui.curves import History
     from ui.schedule_view import current_learning_rate
     config = TrainConfig(learning_rate=0.1, epochs=2, lr_schedule="step")
     run = Run(id="r", name="r", source="cli", config=config, status="running", message="", request="", created=0,
               started=0, finished=None, heartbeat=None, pid=None, phase="training", step=60, total_steps=100, epoch=2,
               samples_per_s=None, eta=None, best_val_acc=None, best_val_loss=None, best_epoch=None, checkpoint=None)
-    empty = History(steps=[], epochs=[], validations=[], lr_changes=[], steps_per_epoch=50)
+    empty = History(steps=[], epochs=[], validations=[], setting_changes=[], steps_per_epoch=50)
     assert current_learning_rate(run, empty) == pytest.approx(0.01)   # step 61 of 100: after half, before 3/4
-    changed = History(steps=[], epochs=[], validations=[], lr_changes=[LearningRateEvent(40, 0.3)], steps_per_epoch=50)
+    changed = History(steps=[], epochs=[], validations=[],
+                      setting_changes=[SettingEvent(40, "momentum", 0.5), SettingEvent(40, "learning_rate", 0.3)],
+                      steps_per_epoch=50)
     assert current_learning_rate(run, changed) == pytest.approx(0.3)
 
 

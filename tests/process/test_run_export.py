@@ -12,7 +12,7 @@ import pytest
 from core.runs.store import RunStore
 from tests.support.helpers import cli
 
-EPOCHS, VALIDATE_EVERY, LR_CHANGE = 2, 5, "12:0.02"
+EPOCHS, VALIDATE_EVERY, CHANGES = 2, 5, "12:0.02,12:momentum=0.5"
 
 
 @pytest.fixture(scope="module")
@@ -22,7 +22,7 @@ def trained(tmp_path_factory, small_mnist) -> RunStore:
     root = tmp_path_factory.mktemp("export") / "store"
     for name, hidden in (("wide", "64"), ("narrow", "16")):
         p = cli("core.cli.train", "--network", "mlp", "--hidden", hidden, "--epochs", str(EPOCHS), "--data-dir",
-                str(small_mnist), "--validate-every", str(VALIDATE_EVERY), "--lr-changes", LR_CHANGE,
+                str(small_mnist), "--validate-every", str(VALIDATE_EVERY), "--setting-changes", CHANGES,
                 "--name", name, "--store", str(root), timeout=600)
         assert p.returncode == 0, p.stderr
     return RunStore(root)
@@ -47,8 +47,9 @@ def test_parquet_holds_every_step_epoch_validation_rate_change_and_layer_histogr
         [e.val_acc for e in trained.epochs(wide.id)])
     validations = pq.read_table(tmp_path / "out" / "validations.parquet").to_pandas()
     assert {VALIDATE_EVERY, 2 * VALIDATE_EVERY} <= set(validations[validations.run_id == wide.id].step)
-    changes = pq.read_table(tmp_path / "out" / "lr_changes.parquet").to_pandas()
-    assert changes[changes.run_id == wide.id][["step", "learning_rate"]].values.tolist() == [[12, 0.02]]
+    changes = pq.read_table(tmp_path / "out" / "setting_changes.parquet").to_pandas()
+    assert changes[changes.run_id == wide.id][["step", "setting", "value"]].values.tolist() == [
+        [12, "learning_rate", 0.02], [12, "momentum", 0.5]]
     layers = pq.read_table(tmp_path / "out" / "layer_stats.parquet").to_pandas()
     first = layers[(layers.run_id == wide.id) & (layers.kind == "weight")].iloc[0]
     assert len(first.hist_edges) == len(first.hist_counts) + 1 and sum(first.hist_counts) > 0
@@ -83,6 +84,7 @@ def test_tensorboards_own_reader_reads_scalars_histograms_and_settings(trained, 
     assert [e.value for e in losses] == pytest.approx([s.loss for s in trained.steps(run.id, max_points=10**9)],
                                                       rel=1e-6)
     assert [e.value for e in events.Scalars(name, "learning_rate")] == pytest.approx([0.02])
+    assert [e.value for e in events.Scalars(name, "momentum")] == pytest.approx([0.5])
     assert any(t.startswith("weight/") for t in tags["histograms"])
     histogram = events.Histograms(name, next(t for t in tags["histograms"] if t.startswith("weight/")))
     assert [h.step for h in histogram] == [0, 1, 2] and histogram[0].histogram_value.num > 0

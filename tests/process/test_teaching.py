@@ -15,7 +15,7 @@ from core.model.network_build import count_parameters, network_for
 from core.runs.people.actions import history
 from core.runs.worker.execute import execute
 from core.training.run_control import Control
-from core.training.events import EventLog, LearningRateEvent, StepEvent, ValidationEvent
+from core.training.events import EventLog, SettingEvent, StepEvent, ValidationEvent
 from core.training.loop import train
 from core.training.weight_arrays import snapshot
 from tests.support.apptest import page
@@ -38,14 +38,15 @@ def test_the_mlp_takes_the_shape_it_is_given_and_counts_its_parameters():
 
 
 class AskOnce(Control):
-    """Asks for a learning rate before a given step, as the Train page does through the store."""
+    """Asks for live settings before a given step, as the Train page does through the store."""
 
-    def __init__(self, step: int, learning_rate: float):
-        self.at, self.learning_rate, self.steps = step, learning_rate, 0
+    def __init__(self, step: int, learning_rate: float | None = None, **settings: float):
+        self.at, self.steps = step, 0
+        self.settings = settings if learning_rate is None else {"learning_rate": learning_rate, **settings}
 
-    def learning_rate_request(self):
+    def setting_requests(self):
         self.steps += 1
-        return self.learning_rate if self.steps == self.at else None
+        return dict(self.settings) if self.steps == self.at else {}
 
 
 @pytest.mark.parametrize("mode,style", [("pynative", "cell"), ("graph", "functional")])
@@ -54,15 +55,36 @@ def test_a_learning_rate_asked_for_mid_run_is_used_from_the_next_step_and_a_reru
     folder = validate_mnist_dir(config.data_dir)
     live_events = EventLog()
     live = train(config, folder, [live_events], AskOnce(step=6, learning_rate=0.2))
-    changes = live_events.of(LearningRateEvent)
-    assert changes == [LearningRateEvent(6, pytest.approx(0.2))]
+    changes = live_events.of(SettingEvent)
+    assert changes == [SettingEvent(6, "learning_rate", pytest.approx(0.2))]
     replay_events = EventLog()
-    replay = train(config.with_(lr_changes=((6, 0.2),)), folder, [replay_events])
-    assert replay_events.of(LearningRateEvent) == [LearningRateEvent(6, pytest.approx(0.2), replayed=True)]
+    replay = train(config.with_(setting_changes=((6, "learning_rate", 0.2),)), folder, [replay_events])
+    assert replay_events.of(SettingEvent) == [SettingEvent(6, "learning_rate", pytest.approx(0.2), replayed=True)]
     unchanged = train(config, folder)
     a, b, c = snapshot(live.net), snapshot(replay.net), snapshot(unchanged.net)
     assert all(np.array_equal(a[k], b[k]) for k in a), "the re-run must replay the change exactly"
     assert any(not np.allclose(a[k], c[k]) for k in a), "a 20x learning rate from step 6 must change the weights"
+
+
+@pytest.mark.parametrize("setting,value", [("momentum", 0.0), ("weight_decay", 0.05)])
+@pytest.mark.parametrize("mode,style", [("graph", "cell"), ("graph", "functional")])
+def test_momentum_and_weight_decay_asked_for_mid_run_act_from_the_next_step_and_a_rerun_replays_them(
+        small_mnist, setting, value, mode, style):
+    """Each optimizer knob of core/live_settings.py changes the very next step: the live run equals a re-run that
+    replays the change at step 6, and differs from one without it and from one that changes a step later."""
+    config = lesson_config(small_mnist, mode=mode, style=style, learning_rate=0.05, optimizer="momentum",
+                           momentum=0.9, weight_decay=0.0, steps_per_call=1)
+    folder = validate_mnist_dir(config.data_dir)
+    live_events = EventLog()
+    live = train(config, folder, [live_events], AskOnce(step=6, **{setting: value}))
+    assert live_events.of(SettingEvent) == [SettingEvent(6, setting, pytest.approx(value))]
+    replay = train(config.with_(setting_changes=((6, setting, value),)), folder)
+    later = train(config.with_(setting_changes=((7, setting, value),)), folder)
+    unchanged = train(config, folder)
+    a, b, c, d = (snapshot(r.net) for r in (live, replay, later, unchanged))
+    assert all(np.array_equal(a[k], b[k]) for k in a), "the re-run must replay the change exactly"
+    assert any(not np.allclose(a[k], c[k], rtol=0, atol=1e-7) for k in a), "a step later is another run"
+    assert any(not np.allclose(a[k], d[k], rtol=0, atol=1e-7) for k in a), f"{setting} {value} must change the weights"
 
 
 def test_validation_every_n_steps_gives_a_curve_within_one_epoch(small_mnist):
@@ -83,18 +105,19 @@ def test_step_slow_motion_and_a_new_learning_rate_through_the_run_store(store, s
     wait_for(lambda: store.get(run_id).status == "paused", what="the run to pause")
     assert store.get(run_id).step == 0
 
-    assert store.request_steps(run_id, 7).code == "requested"
+    assert store.ask(run_id, "step", 7).code == "requested"
     wait_for(lambda: store.get(run_id).status == "paused" and store.get(run_id).step > 0, what="7 steps")
     let_pass(0.5, "no step beyond the 7 asked for")
     assert store.get(run_id).step == 7, "Step trains exactly the steps asked for, then pauses"
 
-    assert store.request_learning_rate(run_id, 0.05).code == "requested"
-    assert store.request_learning_rate(run_id, 0).code == "bad_value"
-    store.request_steps(run_id, 3)
+    assert store.ask(run_id, "learning_rate", 0.05).code == "requested"
+    assert store.ask(run_id, "learning_rate", 0).code == "bad_value"
+    store.ask(run_id, "step", 3)
     wait_for(lambda: store.get(run_id).status == "paused" and store.get(run_id).step == 10, what="3 more steps")
-    assert store.lr_changes(run_id) == [LearningRateEvent(8, pytest.approx(0.05))]
+    assert store.setting_changes(run_id) == [SettingEvent(8, "learning_rate", pytest.approx(0.05))]
+    assert store.requests(run_id).asked == {}, "the worker took both requests"
 
-    assert store.set_step_delay(run_id, 0.25).code == "requested"
+    assert store.ask(run_id, "step_delay", 0.25).code == "requested"
     store.request(run_id, "resume")
     wait_for(lambda: store.get(run_id).status == "running", what="resume")
     start_step = store.get(run_id).step
@@ -113,29 +136,42 @@ def test_step_slow_motion_and_a_new_learning_rate_through_the_run_store(store, s
 
 
 def test_a_rerun_replays_the_changes_a_run_made_and_a_resume_forgets_those_after_its_checkpoint(store):
-    config = TrainConfig(network="mlp", hidden=(32,), lr_changes=((5, 0.02),))
+    config = TrainConfig(network="mlp", hidden=(32,), setting_changes=((5, "learning_rate", 0.02),))
     run_id = store.create_run(config, exclusive=False)
     store.add_steps(run_id, [(s, 1 if s <= 10 else 2, 1.0, s * 0.1) for s in range(1, 16)])
-    store.add_lr_change(run_id, LearningRateEvent(5, 0.02, replayed=True))
-    store.add_lr_change(run_id, LearningRateEvent(8, 0.3))
-    store.add_lr_change(run_id, LearningRateEvent(12, 0.1))
-    assert store.replay_config(run_id).lr_changes == ((5, 0.02), (8, 0.3), (12, 0.1))
+    store.add_setting_change(run_id, SettingEvent(5, "learning_rate", 0.02, replayed=True))
+    store.add_setting_change(run_id, SettingEvent(8, "learning_rate", 0.3))
+    store.add_setting_change(run_id, SettingEvent(8, "momentum", 0.5))
+    store.add_setting_change(run_id, SettingEvent(12, "learning_rate", 0.1))
+    assert store.replay_config(run_id).setting_changes == (
+        (5, "learning_rate", 0.02), (8, "learning_rate", 0.3), (8, "momentum", 0.5), (12, "learning_rate", 0.1))
     assert store.replay_config(run_id).hidden == (32,)
     store.truncate_after(run_id, 1)  # resumed from epoch 1's checkpoint (step 10): step 12's change is gone
-    assert store.replay_config(run_id).lr_changes == ((5, 0.02), (8, 0.3))
+    assert store.replay_config(run_id).setting_changes == (
+        (5, "learning_rate", 0.02), (8, "learning_rate", 0.3), (8, "momentum", 0.5))
 
 
 def test_pacing_requests_are_refused_with_a_reason(store):
     done = store.create_run(TrainConfig(), exclusive=False)
     store.finish(done, "completed")
-    assert store.request_steps(done, 5).code == "finished"
+    assert store.ask(done, "step", 5).code == "finished"
     parallel = store.create_run(TrainConfig(workers=2), exclusive=False)
-    assert store.request_steps(parallel, 5).code == "not_parallel"
-    assert store.request_learning_rate(parallel, 0.1).code == "not_parallel"
-    assert store.set_step_delay(parallel, 0.5).code == "requested"  # slow motion needs no agreement
-    assert store.set_step_delay(parallel, 60).code == "bad_value"
-    assert store.request_steps(parallel, 0).code == "bad_value"
-    assert store.request_learning_rate("no-such-run", 0.1).code == "gone"
+    assert store.ask(parallel, "step", 5).code == "not_parallel"
+    assert store.ask(parallel, "learning_rate", 0.1).code == "not_parallel"
+    assert store.ask(parallel, "momentum", 0.5).code == "not_parallel"
+    assert store.ask(parallel, "step_delay", 0.5).code == "requested"  # slow motion needs no agreement
+    assert store.ask(parallel, "step_delay", 60).code == "bad_value"
+    assert store.ask(parallel, "step", 0).code == "bad_value"
+    assert store.ask("no-such-run", "learning_rate", 0.1).code == "gone"
+    adam = store.create_run(TrainConfig(optimizer="adam"), exclusive=False)
+    assert store.ask(adam, "momentum", 0.5).code == "bad_value", "Adam has no momentum to change"
+    assert store.ask(adam, "weight_decay", 2.0).code == "bad_value"
+    assert store.ask(adam, "weight_decay", 1e-3).code == "requested"
+    sgd = store.create_run(TrainConfig(optimizer="sgd"), exclusive=False)
+    assert store.ask(sgd, "weight_decay", 1e-3).code == "bad_value", "nn.SGD takes no live weight decay"
+    assert store.requests(adam).asked == {"weight_decay": pytest.approx(1e-3)}
+    with pytest.raises(KeyError, match="no live setting 'beta'; known: learning_rate, momentum"):
+        store.ask(adam, "beta", 0.5)
 
 
 def test_a_rate_applied_and_a_step_clicked_together_ask_for_the_rate_first_and_a_bad_rate_takes_no_step(store):
@@ -145,28 +181,30 @@ def test_a_rate_applied_and_a_step_clicked_together_ask_for_the_rate_first_and_a
     store.update(run_id, status="paused", request="pause", heartbeat=time.time(), step=40, total_steps=213, epoch=1)
     at = page("train")
     at.number_input(key="step_n").set_value(5)
-    at.text_input(key=f"lr_{run_id}").input("0.05")
+    at.text_input(key=f"live_learning_rate_{run_id}").input("0.05")
     at.button(key="apply_lr").click()
     at.button(key="step").click()
     at.run()
     assert not at.exception, [e.value for e in at.exception]
-    run = store.get(run_id)
-    assert run.lr_request == pytest.approx(0.05) and run.step_request == 5 and run.request == "run"
+    run, asked = store.get(run_id), store.requests(run_id).asked
+    assert asked == {"learning_rate": pytest.approx(0.05), "step": 5} and run.request == "run"
     assert [h.action for h in reversed(history(store))] == ["learning_rate", "step"]
     assert [toast.value for toast in at.toast] == ["Learning-rate change requested.", "Step requested."]
 
-    store.update(run_id, lr_request=None, step_request=None, request="pause")
-    at.text_input(key=f"lr_{run_id}").input("fast")
+    store.take(run_id, "learning_rate", asked["learning_rate"])
+    store.take(run_id, "step", 5)
+    store.update(run_id, request="pause")
+    at.text_input(key=f"live_learning_rate_{run_id}").input("fast")
     at.button(key="apply_lr").click()
     at.button(key="step").click()
     at.run()
     assert any("fast" in e.value for e in at.error), [e.value for e in at.error]
     run = store.get(run_id)
-    assert run.lr_request is None and run.step_request is None and run.request == "pause"
+    assert store.requests(run_id).asked == {} and run.request == "pause"
     store.finish(run_id, "stopped", "test over")
 
 
-@pytest.mark.parametrize("extra", [{}, {"validate_every": 10, "lr_changes": ((13, 0.05),)},
+@pytest.mark.parametrize("extra", [{}, {"validate_every": 10, "setting_changes": ((13, "learning_rate", 0.05),)},
                                    {"optimizer": "adam", "weight_decay": 1e-3, "lr_schedule": "cosine"}])
 def test_k_steps_per_graph_call_train_exactly_what_one_step_per_call_trains(small_mnist, extra):
     """Graph mode, Cell style: 8 steps per call give the same losses and weights, bit for bit, as one per call,
@@ -240,7 +278,7 @@ def test_a_run_started_paused_in_slow_motion_waits_before_its_first_step_then_st
     let_pass(1.0, "a run started paused takes no step")
     assert store.get(run_id).step == 0, "a run started paused takes no step until asked"
     started = time.monotonic()
-    store.request_steps(run_id, 3)
+    store.ask(run_id, "step", 3)
     wait_for(lambda: store.get(run_id).step == 3 and store.get(run_id).status == "paused", what="3 slow steps")
     assert time.monotonic() - started >= 3 * 0.5 - 0.1, "each step waited its slow-motion delay"
     store.request(run_id, "stop")

@@ -39,7 +39,7 @@ def _store() -> RunStore:
 @given(st.dictionaries(st.sampled_from(URL_FIELDS), anything, max_size=6))
 def test_a_links_settings_parse_or_say_why(query):
     values, errors = parse_fields(query)
-    assert set(values) | set(errors) <= set(query) | {"hidden", "lr_changes"}
+    assert set(values) | set(errors) <= set(query) | {"hidden", "setting_changes"}
     candidate = TrainConfig().with_(**values) if not errors else None
     if candidate is not None:
         assert isinstance(candidate.errors(), dict)  # a value that parses is checked, never raises

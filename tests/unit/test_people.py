@@ -26,17 +26,19 @@ def test_only_the_owner_or_an_admin_may_control_a_run_and_every_attempt_is_recor
     run = store.get(run_id)
     student = Actions(store, person("Student", "student@school.example"))
     for attempt in (lambda: student.pause(run), lambda: student.stop(run), lambda: student.resume(run),
-                    lambda: student.step(run, 5), lambda: student.delay(run, 0.5), lambda: student.rename(run, "mine"),
-                    lambda: student.delete(run), lambda: student.learning_rate(run, 0.5)):
+                    lambda: student.ask(run, "step", 5), lambda: student.ask(run, "step_delay", 0.5),
+                    lambda: student.rename(run, "mine"), lambda: student.delete(run),
+                    lambda: student.ask(run, "learning_rate", 0.5), lambda: student.ask(run, "momentum", 0.5)):
         with pytest.raises(NotAllowed, match=r"Only the owner of “teacher's run” \(owner@school.example\) or an admin "
                                              r"\(teacher@school.example\)"):
             attempt()
     after = store.get(run_id)
-    assert (after.request, after.name, after.step_delay, after.step_request) == ("run", "teacher's run", 0.0, None)
+    assert (after.request, after.name, after.step_delay) == ("run", "teacher's run", 0.0)
+    assert store.requests(run_id).asked == {}
     refused = [h for h in history(store) if not h.allowed]
-    assert len(refused) == 8 and {h.who for h in refused} == {"student@school.example"}
-    assert {h.action for h in refused} == {"pause", "stop", "resume", "step", "delay", "rename", "delete",
-                                          "learning_rate"}
+    assert len(refused) == 9 and {h.who for h in refused} == {"student@school.example"}
+    assert {h.action for h in refused} == {"pause", "stop", "resume", "step", "step_delay", "rename", "delete",
+                                          "learning_rate", "momentum"}
 
     owner = Actions(store, person("Owner", "owner@school.example"))
     assert owner.pause(run).code == "requested" and store.get(run_id).request == "pause"

@@ -20,12 +20,13 @@ from core.runs.people import permissions as people
 from core.runs.people.handwriting import HandwritingSet
 from core.runs.store import DatabaseError, RunStore
 from core.runs.store.migrate import current_revision, head_revision
+from core.training.events import SettingEvent
 
 BOTH_DATABASES = True  # every test here that takes `store` runs on SQLite and on a real PostgreSQL
 
 LEGACY = PROJECT_ROOT / "tests" / "support" / "fixtures" / "legacy-store"
 LEGACY_RUN = "20261201-141011-fc6099"   # the completed MLP run the fixture's script wrote (make_legacy_store.py)
-LEGACY_TABLES = ("runs", "steps", "epochs", "logs", "workers", "validations", "lr_changes", "history", "people",
+LEGACY_TABLES = ("runs", "steps", "epochs", "logs", "workers", "validations", "history", "people",
                  "sweeps", "drawings", "dispatcher", "layer_stats")
 
 
@@ -50,7 +51,8 @@ def check_legacy_contents(store: RunStore) -> None:
     assert [e.val_acc for e in store.epochs(LEGACY_RUN)] == [pytest.approx(0.7), pytest.approx(0.8)]
     assert [(s.param, s.kind) for s in store.layer_stats(LEGACY_RUN)] == [("fc1.weight", "weight"),
                                                                           ("fc1.weight", "grad")]
-    assert store.validations(LEGACY_RUN)[0].val_acc == 0.7 and store.lr_changes(LEGACY_RUN)[0].learning_rate == 0.05
+    assert store.validations(LEGACY_RUN)[0].val_acc == 0.7 and store.setting_changes(LEGACY_RUN) == [
+        SettingEvent(6, "learning_rate", 0.05)]
     assert store.ranks(LEGACY_RUN)[0].said.key == "rank_ended_died"
     assert [line.message for line in store.logs(LEGACY_RUN)] == ["legacy log line"]
     assert [(h.who, h.action, h.allowed) for h in store.history()] == [("bob", "pause", False), ("ana", "start", True)]

@@ -99,7 +99,7 @@ def test_the_pipeline_preview_shows_rescale_and_normalize_differently():
 
 def test_curves_smooth_band_downsampled_runs_mark_learning_rate_changes_and_present_a_lesson_screen():
     from core.runs.rows import StepRow
-    from core.training.events import EpochMetrics, LearningRateEvent, ValidationEvent
+    from core.training.events import EpochMetrics, SettingEvent, ValidationEvent
     from ui.curves import CurveOptions, History, curves, downsampling_note, smooth
 
     assert smooth([1.0, 1.0, 1.0], 0.9) == pytest.approx([1.0, 1.0, 1.0])  # debiased: no pull towards 0
@@ -107,7 +107,7 @@ def test_curves_smooth_band_downsampled_runs_mark_learning_rate_changes_and_pres
     steps = [StepRow(step=10 * i, epoch=1, loss=1.0 / i, elapsed=float(i), loss_min=0.5 / i, loss_max=2.0 / i,
                      count=10) for i in range(1, 21)]
     history = History(steps, [EpochMetrics(1, 0.5, 0.8, 0.4, 0.85)], [ValidationEvent(100, 1, 0.6, 0.8),
-                      ValidationEvent(200, 1, 0.4, 0.85)], [LearningRateEvent(120, 0.05)], steps_per_epoch=200)
+                      ValidationEvent(200, 1, 0.4, 0.85)], [SettingEvent(120, "learning_rate", 0.05)], steps_per_epoch=200)
     fig = curves(history, CurveOptions(smoothing=0.8, log_y=True))
     names = [trace.name for trace in fig.data]
     assert "smoothed" in names and any(trace.fill == "tonexty" for trace in fig.data), names

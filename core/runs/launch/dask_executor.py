@@ -46,7 +46,7 @@ LOST_GRACE_S = 5.0  # a lost task's run still beating within this (every 2 s) is
 SILENT_S = 8.0          # a remote run silent this long is interrupted (the issue asks within 10 s)
 FIRST_CONTACT_S = 60.0  # from submission to its first word: the task may wait for its data to travel
 CAPACITY_EVERY_S = 2.0  # the cluster's workers are asked at most this often
-FORWARDED = ("request", "step_delay")  # sent when they change; step_request and lr_request are taken
+FORWARDED = ("request", "step_delay")  # sent when they change; the requests table's rows are taken
 
 
 def scheduler_setting() -> str | None:
@@ -256,17 +256,16 @@ class Relay(threading.Thread):
                 self.pruning.on_epoch(EpochMetrics(**row))
 
     def _forward(self) -> None:
-        """The run's requests, from the store to the remote run (what changed; Step and learning rate once)."""
-        run = self.store.get(self.run_id)
-        if run is None:
+        """The run's requests, from the store to the remote run (what changed; the live settings asked for once,
+        as one dict)."""
+        run, asked = self.store.get(self.run_id), self.store.requests(self.run_id)
+        if run is None or asked is None:
             return
-        message = {k: getattr(run, k) for k in FORWARDED if self.sent.get(k) != getattr(run, k)}
-        if run.step_request:
-            message["step_request"] = run.step_request
-            self.store.update(self.run_id, step_request=None)
-        if run.lr_request is not None:
-            message["lr_request"] = run.lr_request
-            self.store.take_learning_rate_request(self.run_id, run.lr_request)
+        message: dict = {k: getattr(run, k) for k in FORWARDED if self.sent.get(k) != getattr(run, k)}
+        if asked.asked:
+            message["asked"] = asked.asked
+            for setting, value in asked.asked.items():
+                self.store.take(self.run_id, setting, value)
         if message or time.monotonic() - self.beat >= 1.0:  # an empty message: the app's sign of life
             self.control.put(message)
             self.sent.update({k: v for k, v in message.items() if k in FORWARDED})

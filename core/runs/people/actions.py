@@ -67,15 +67,11 @@ class Actions:
     def stop(self, run: Run) -> RequestNotice:
         return self._request(run, "stop", lambda: launcher.stop(self.store, run.id))
 
-    def step(self, run: Run, n: int) -> RequestNotice:
-        return self._request(run, "step", lambda: self.store.request_steps(run.id, n), detail=str(n))
-
-    def learning_rate(self, run: Run, value: float) -> RequestNotice:
-        return self._request(run, "learning_rate", lambda: self.store.request_learning_rate(run.id, value),
+    def ask(self, run: Run, setting: str, value: float) -> RequestNotice:
+        """Change a live setting of the run from its next step (core/live_settings.py: "step" n steps then a
+        pause, "step_delay" slow motion, "learning_rate", "momentum", "weight_decay")."""
+        return self._request(run, setting, lambda: self.store.ask(run.id, setting, value, who=self.person.ident),
                              detail=f"{value:g}")
-
-    def delay(self, run: Run, seconds: float) -> RequestNotice:
-        return self._request(run, "delay", lambda: self.store.set_step_delay(run.id, seconds), detail=f"{seconds:g} s")
 
     def resume_run(self, run: Run) -> str:
         """Queue a stopped, failed or interrupted run again (from its checkpoint)."""

@@ -90,7 +90,7 @@ def plan(store: RunStore, base: Run, drawings: list[Drawing]) -> FineTune:
     config = base_config.with_(
         data_dir=str(out), init_checkpoint=run_reference(base.id), epochs=EPOCHS, val_fraction=0.0,
         early_stopping=False, learning_rate=base_config.learning_rate * LR_FACTOR, lr_schedule="cosine",
-        lr_changes=(), validate_every=0, workers=1).validate()
+        setting_changes=(), validate_every=0, workers=1).validate()
     made = FineTune(base.id, base_checkpoint, tuple(d.id for d in drawings), copies, config)
     made.save(out)
     return made

@@ -17,6 +17,7 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Protocol
 
+from core.live_settings import LIVE_SETTINGS
 from core.messages import Explained, Message
 from core.runs.store import RunStore
 from core.runs.store.team_records import fold_name
@@ -28,8 +29,8 @@ MAX_NAME = 40
 ADMINS_ENV = "STUDIO_ADMINS"
 ADMINS_SETTING = "admins"  # the app server's list, kept in the store for the command lines
 # What only a run's owner or an admin may do (everyone may view, start, copy settings and re-run).
-CONTROLS = ("pause", "resume", "stop", "step", "learning_rate", "delay", "rename", "delete", "cancel",
-            "move_to_front", "resume_run", "cancel_sweep", "export", "annotate")
+CONTROLS = ("pause", "resume", "stop", *LIVE_SETTINGS, "rename", "delete", "cancel", "move_to_front", "resume_run",
+            "cancel_sweep", "export", "annotate")
 # What a viewer (in by a class link) may not do either: they watch every run and draw on Draw & predict.
 MEMBERS_ONLY = ("start", "sweep", "upload", "download_data", "finetune")
 

@@ -7,8 +7,8 @@
 `python -m core.cli.store copy --from URL --to URL` moves a store into another database (docs/deploy.md).
 """
 from core.runs.store.database import DATABASE_URL_ENV, DatabaseError, shown_url
-from core.runs.store.run_store import (DATA_DIR_ENV, HEARTBEAT_STALE_S, MAX_STEP_REQUEST, RunBusy, RunGone,
-                                       RunStore, StoreError, default_data_dir)
+from core.runs.store.run_store import (DATA_DIR_ENV, HEARTBEAT_STALE_S, RunBusy, RunGone, RunStore, StoreError,
+                                       default_data_dir)
 
-__all__ = ["DATA_DIR_ENV", "DATABASE_URL_ENV", "DatabaseError", "HEARTBEAT_STALE_S", "MAX_STEP_REQUEST", "RunBusy",
-           "RunGone", "RunStore", "StoreError", "default_data_dir", "shown_url"]
+__all__ = ["DATA_DIR_ENV", "DATABASE_URL_ENV", "DatabaseError", "HEARTBEAT_STALE_S", "RunBusy", "RunGone", "RunStore",
+           "StoreError", "default_data_dir", "shown_url"]

@@ -1,4 +1,4 @@
-"""What a training run records as it goes (steps, epochs, validations, learning-rate changes, layer statistics,
+"""What a training run records as it goes (steps, epochs, validations, live setting changes, layer statistics,
 log lines, data-parallel ranks) and how pages read it back. A part of RunStore (core/runs/store/run_store.py)."""
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from core.messages import Message
 from core.runs.rows import LogLine, RankRow, StepRow
 from core.runs.store.convert import to_rank
 from core.runs.store.database import Database
-from core.runs.store.schema import epochs, layer_stats, logs, lr_changes, runs, steps, validations, workers
-from core.training.events import EpochMetrics, LearningRateEvent, ValidationEvent
+from core.runs.store.schema import epochs, layer_stats, logs, runs, setting_changes, steps, validations, workers
+from core.training.events import EpochMetrics, SettingEvent, ValidationEvent
 from core.training.layer_stats import LayerStat
 
 __all__ = ["MetricRecords"]
@@ -55,10 +55,10 @@ class MetricRecords:
             conn.execute(self.db.upsert(validations, ("run_id", "step")),
                          [dict(run_id=run_id, step=v.step, epoch=v.epoch, val_loss=v.val_loss, val_acc=v.val_acc)])
 
-    def add_lr_change(self, run_id: str, e: LearningRateEvent) -> None:
+    def add_setting_change(self, run_id: str, e: SettingEvent) -> None:
         with self.db.write() as conn:
-            conn.execute(self.db.upsert(lr_changes, ("run_id", "step")),
-                         [dict(run_id=run_id, step=e.step, learning_rate=e.learning_rate, replayed=int(e.replayed),
+            conn.execute(self.db.upsert(setting_changes, ("run_id", "step", "setting")),
+                         [dict(run_id=run_id, step=e.step, setting=e.setting, value=e.value, replayed=int(e.replayed),
                                t=time.time())])
 
     def log(self, run_id: str, message: str) -> None:
@@ -73,12 +73,16 @@ class MetricRecords:
                                 .order_by(validations.c.step)).mappings().all()
         return [ValidationEvent(**r) for r in rows]
 
-    def lr_changes(self, run_id: str) -> list[LearningRateEvent]:
-        """Every learning-rate change of a run, by step (asked for while it trained, or replayed)."""
+    def setting_changes(self, run_id: str, setting: str | None = None) -> list[SettingEvent]:
+        """Every live setting change of a run (or of one setting), by step (asked for while it trained, or
+        replayed)."""
+        c = setting_changes.c
+        query = select(c.step, c.setting, c.value, c.replayed).where(c.run_id == run_id)
+        if setting is not None:
+            query = query.where(c.setting == setting)
         with self.db.read() as conn:
-            rows = conn.execute(select(lr_changes.c.step, lr_changes.c.learning_rate, lr_changes.c.replayed)
-                                .where(lr_changes.c.run_id == run_id).order_by(lr_changes.c.step)).all()
-        return [LearningRateEvent(step, rate, bool(replayed)) for step, rate, replayed in rows]
+            rows = conn.execute(query.order_by(c.step, c.setting)).all()
+        return [SettingEvent(step, name, value, bool(replayed)) for step, name, value, replayed in rows]
 
     def layer_stats(self, run_id: str) -> list[LayerStat]:
         """Every recorded weight/gradient summary of a run, by epoch then parameter (in network order)."""

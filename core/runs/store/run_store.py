@@ -22,20 +22,20 @@ from core.config import TrainConfig
 from core.messages import Explained, ExplainedValueError, Message
 from core.runs.ids import check_run_id, new_run_id
 from core.runs.processes import pid_alive
-from core.runs.rows import ACTIVE, FINISHED, RESUMABLE, Request, RequestNotice, Run, RunRequests
+from core.runs.rows import ACTIVE, FINISHED, RESUMABLE, Run
 from core.runs.store.migrate import current_revision
 from core.runs.store.migrate import upgrade as migrate_to_head
 from core.runs.store.artifacts import Artifacts
 from core.runs.store.convert import to_run
 from core.runs.store.database import (DATABASE_URL_ENV, WORKER_PATIENCE_S, Database, database_url_setting, shown_url,
                                      sqlite_url)
+from core.runs.store.live_requests import LiveRequests
 from core.runs.store.metric_records import MetricRecords
 from core.runs.store.queue_records import QueueRecords
 from core.runs.store.run_records import RunRecords
 from core.runs.store.server_settings import ServerSettings
-from core.runs.store.schema import RUN_TABLES, epochs, layer_stats, lr_changes, runs, steps, validations
+from core.runs.store.schema import RUN_TABLES, epochs, layer_stats, runs, setting_changes, steps, validations
 from core.runs.store.team_records import TeamRecords
-from core.training.run_control import MAX_STEP_DELAY_S
 
 __all__ = ["DATA_DIR_ENV", "RunBusy", "RunGone", "StoreError", "RunStore", "default_data_dir"]
 
@@ -44,7 +44,6 @@ DATA_DIR_ENV = "STUDIO_DATA_DIR"
 MAX_ACTIVE_RUNS = 1
 HEARTBEAT_STALE_S = 60.0
 HOST = socket.gethostname()
-MAX_STEP_REQUEST = 10_000
 MAX_RUN_NAME = 80
 
 
@@ -81,7 +80,7 @@ def default_data_dir() -> Path:
     return Path(os.environ.get(DATA_DIR_ENV) or PROJECT_ROOT / "runs").expanduser().resolve()
 
 
-class RunStore(MetricRecords, QueueRecords, TeamRecords, RunRecords, Artifacts, ServerSettings):
+class RunStore(MetricRecords, LiveRequests, QueueRecords, TeamRecords, RunRecords, Artifacts, ServerSettings):
     """root: the store's folder (checkpoints, logs; the SQLite file when no database URL is given).
     database_url: the database (default: $STUDIO_DATABASE_URL, else root/runs.sqlite). upgrade_schema: migrate a
     shared database that holds an older schema (core.runs.store.migrate; a person's explicit upgrade)."""
@@ -180,15 +179,6 @@ class RunStore(MetricRecords, QueueRecords, TeamRecords, RunRecords, Artifacts, 
         with self.db.read() as conn:
             row = conn.execute(select(runs).where(runs.c.id == run_id)).mappings().first()
         return to_run(row) if row else None
-
-    def requests(self, run_id: str) -> RunRequests | None:
-        """What the run is asked while it trains (None: it is gone): four columns of its row, the rest neither
-        read nor parsed (its training process asks every core.runs.worker.recording.CONTROL_EVERY_S; reading the whole
-        run took ~2 ms)."""
-        row = self.run_row(run_id, ("request", "step_request", "step_delay", "lr_request"))
-        if row is None:
-            return None
-        return RunRequests(Request(row["request"]), row["step_request"], row["step_delay"] or 0.0, row["lr_request"])
 
     def existing(self, run_id: str) -> Run:
         """The run, which must be in the store (RunGone when it was deleted meanwhile)."""
@@ -302,72 +292,10 @@ class RunStore(MetricRecords, QueueRecords, TeamRecords, RunRecords, Artifacts, 
             for table in (epochs, layer_stats, validations):
                 conn.execute(delete(table).where(table.c.run_id == run_id, table.c.epoch > epoch))
             last = conn.execute(select(func.max(steps.c.step)).where(steps.c.run_id == run_id)).scalar() or 0
-            conn.execute(delete(lr_changes).where(lr_changes.c.run_id == run_id, lr_changes.c.step > last))
+            changes = setting_changes.c
+            conn.execute(delete(setting_changes).where(changes.run_id == run_id, changes.step > last))
             conn.execute(update(runs).where(runs.c.id == run_id).values(epoch=epoch, step=last))
         return dropped
-
-    # --- requests from pages -----------------------------------------------------------------------------
-    def request(self, run_id: str, what: str) -> RequestNotice:
-        """Ask a run to pause, resume or stop. Returns what happened."""
-        assert what in ("pause", "resume", "stop")
-        run = self.get(run_id)
-        if run is None:
-            return RequestNotice("gone", what)
-        if not run.active:
-            return RequestNotice("finished", what, run.name, run.status)
-        if what == "stop" and run.request == "stop":
-            return RequestNotice("already_stopping", what, run.name, run.status)
-        self.update(run_id, request={"pause": "pause", "resume": "run", "stop": "stop"}[what])
-        return RequestNotice("requested", what, run.name, run.status)
-
-    def request_steps(self, run_id: str, n: int) -> RequestNotice:
-        """Ask a run to take n more steps and then pause (the Step button of a lesson)."""
-        return self._pacing(run_id, "step", lambda run: {"request": "run", "step_request": n},
-                            valid=isinstance(n, int) and 1 <= n <= MAX_STEP_REQUEST)
-
-    def request_learning_rate(self, run_id: str, learning_rate: float) -> RequestNotice:
-        """Ask a run to train on with another learning rate from its next step (recorded in lr_changes)."""
-        return self._pacing(run_id, "learning_rate", lambda run: {"lr_request": float(learning_rate)},
-                            valid=isinstance(learning_rate, (int, float)) and 0 < learning_rate <= 10)
-
-    def set_step_delay(self, run_id: str, seconds: float) -> RequestNotice:
-        """Slow motion: wait this long before every step (0: full speed; at most MAX_STEP_DELAY_S)."""
-        return self._pacing(run_id, "delay", lambda run: {"step_delay": float(seconds)},
-                            valid=isinstance(seconds, (int, float)) and 0 <= seconds <= MAX_STEP_DELAY_S,
-                            parallel_ok=True)
-
-    def _pacing(self, run_id: str, what: str, fields, valid: bool, parallel_ok: bool = False) -> RequestNotice:
-        run = self.get(run_id)
-        if run is None:
-            return RequestNotice("gone", what)
-        if not run.active:
-            return RequestNotice("finished", what, run.name, run.status)
-        if not valid:
-            return RequestNotice("bad_value", what, run.name, run.status)
-        if run.config.workers > 1 and not parallel_ok:
-            return RequestNotice("not_parallel", what, run.name, run.status)
-        self.update(run_id, **fields(run))
-        return RequestNotice("requested", what, run.name, run.status)
-
-    def take_learning_rate_request(self, run_id: str, learning_rate: float) -> None:
-        """The worker took the request (a newer one written meanwhile stays)."""
-        with self.db.write() as conn:
-            conn.execute(update(runs).where(runs.c.id == run_id, runs.c.lr_request == learning_rate)
-                         .values(lr_request=None))
-
-    def take_step_request(self, run_id: str, n: int) -> None:
-        """The step request was passed on (a newer one written meanwhile stays)."""
-        with self.db.write() as conn:
-            conn.execute(update(runs).where(runs.c.id == run_id, runs.c.step_request == n).values(step_request=None))
-
-    def replay_config(self, run_id: str) -> TrainConfig:
-        """The run's config with the learning-rate changes it made while it trained: what a re-run (or the run
-        itself, resumed) replays at the same steps (RunGone: it was deleted)."""
-        run = self.existing(run_id)
-        recorded = {e.step: e.learning_rate for e in self.lr_changes(run_id)}
-        if not recorded:
-            return run.config
-        return run.config.with_(lr_changes=tuple(sorted({**dict(run.config.lr_changes), **recorded}.items())))
 
     # --- truth after crashes -----------------------------------------------------------------------------
     def reconcile(self) -> list[str]:

@@ -8,9 +8,9 @@ from __future__ import annotations
 from sqlalchemy import (Column, Float, Index, Integer, LargeBinary, MetaData, Table, Text, CheckConstraint,
                         PrimaryKeyConstraint)
 
-__all__ = ["metadata", "runs", "steps", "epochs", "logs", "workers", "validations", "lr_changes", "history",
-           "people", "sweeps", "drawings", "dispatcher", "layer_stats", "artifacts", "settings", "RUN_TABLES",
-           "ALL_TABLES"]
+__all__ = ["metadata", "runs", "steps", "epochs", "logs", "workers", "validations", "setting_changes", "requests",
+           "history", "people", "sweeps", "drawings", "dispatcher", "layer_stats", "artifacts", "settings",
+           "RUN_TABLES", "ALL_TABLES"]
 
 metadata = MetaData()
 
@@ -40,9 +40,7 @@ runs = Table(
     Column("best_epoch", Integer),
     Column("checkpoint", Text),
     Column("said", Text),                 # the message with its catalogue key (JSON)
-    Column("step_request", Integer),      # a lesson's Step
-    Column("step_delay", Float, nullable=False, server_default="0"),
-    Column("lr_request", Float),
+    Column("step_delay", Float, nullable=False, server_default="0"),  # slow motion: the run's standing pace
     Column("submitter", Text, nullable=False, server_default=""),   # the queue
     Column("queue_order", Float),
     Column("waiter_pid", Integer),
@@ -100,12 +98,20 @@ validations = Table(
     PrimaryKeyConstraint("run_id", "step"),
 )
 
-lr_changes = Table(
-    "lr_changes", metadata,
+setting_changes = Table(  # a live setting's new value, from its step on (core/live_settings.py)
+    "setting_changes", metadata,
     Column("run_id", Text, nullable=False), Column("step", Integer, nullable=False),
-    Column("learning_rate", Float, nullable=False), Column("replayed", Integer, nullable=False, server_default="0"),
-    Column("t", Float, nullable=False),
-    PrimaryKeyConstraint("run_id", "step"),
+    Column("setting", Text, nullable=False), Column("value", Float, nullable=False),
+    Column("replayed", Integer, nullable=False, server_default="0"), Column("t", Float, nullable=False),
+    PrimaryKeyConstraint("run_id", "step", "setting"),
+)
+
+requests = Table(  # what a run is asked while it trains, not yet taken by its worker (RunStore.ask / take)
+    "requests", metadata,
+    Column("run_id", Text, nullable=False), Column("setting", Text, nullable=False),
+    Column("value", Float, nullable=False), Column("who", Text, nullable=False, server_default=""),
+    Column("asked", Float, nullable=False),
+    PrimaryKeyConstraint("run_id", "setting"),
 )
 
 history = Table(  # who did or tried what (core/runs/people/actions.py)
@@ -173,5 +179,6 @@ settings = Table(  # the server's own settings by name: its secret where the dat
     Column("updated", Float, nullable=False),
 )
 
-RUN_TABLES = (steps, epochs, logs, layer_stats, workers, validations, lr_changes, artifacts)  # a run's records
+# a run's records
+RUN_TABLES = (steps, epochs, logs, layer_stats, workers, validations, setting_changes, requests, artifacts)
 ALL_TABLES = tuple(metadata.sorted_tables)

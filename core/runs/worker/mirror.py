@@ -22,9 +22,9 @@ __all__ = ["Cursor", "RUN_FIELDS", "TABLES", "delta", "apply", "seed_rows", "pla
 # The run row's fields the training process writes (not its pid or paths, which mean nothing elsewhere).
 RUN_FIELDS = ("status", "message", "said", "request", "phase", "step", "total_steps", "epoch", "samples_per_s",
               "eta", "best_val_acc", "best_val_loss", "best_epoch", "checkpoint_epoch")
-TABLES = ("steps", "epochs", "logs", "validations", "lr_changes", "layer_stats")
+TABLES = ("steps", "epochs", "logs", "validations", "setting_changes", "layer_stats")
 HERE = "<this run's checkpoint folder>"  # a path in a message, written where the run's checkpoints are
-SEEDED = ("steps", "epochs", "validations", "lr_changes", "layer_stats")  # what a resumed run needs to go on
+SEEDED = ("steps", "epochs", "validations", "setting_changes", "layer_stats")  # what a resumed run needs to go on
 
 
 @dataclass

@@ -11,13 +11,14 @@ import os
 import socket
 import time
 
+from core.live_settings import OPTIMIZER_SETTINGS
 from core.messages import Message
 from core.runs.worker.cluster import COORDINATOR_ENV
 from core.runs.processes import pid_alive
 from core.runs.rows import RunRequests
 from core.runs.store import RunStore
 from core.training.run_control import Control
-from core.training.events import (Callback, EpochMetrics, LayersEvent, LearningRateEvent, LogEvent, PhaseEvent,
+from core.training.events import (Callback, EpochMetrics, LayersEvent, SettingEvent, LogEvent, PhaseEvent,
                                   StepEvent, ValidationEvent)
 from core.training.weight_arrays import weights_checksum
 
@@ -87,10 +88,10 @@ class StoreRecorder(Callback):
         self.store.add_validation(self.run_id, e)
         self._best_so_far(e.val_loss, e.val_acc)
 
-    def on_learning_rate(self, e: LearningRateEvent) -> None:
+    def on_setting(self, e: SettingEvent) -> None:
         self.flush()
-        self.store.add_lr_change(self.run_id, e)
-        self.store.log(self.run_id, f"learning rate {e.learning_rate:g} from step {e.step}"
+        self.store.add_setting_change(self.run_id, e)
+        self.store.log(self.run_id, f"{e.setting.replace('_', ' ')} {e.value:g} from step {e.step}"
                                     + (" (replayed from the config)" if e.replayed else ""))
 
     def on_log(self, e: LogEvent) -> None:
@@ -114,15 +115,16 @@ def epoch_line(m: EpochMetrics) -> str:
 
 class StoreControl(Control, Callback):
     """The run's requests, read from the store at most every CONTROL_EVERY_S: pause, resume and stop (its
-    status mirrors them), a lesson's Step (train n steps, then pause), slow motion's delay and a new learning
-    rate. A callback too: it counts the steps, so that a Step pauses at exactly the step asked for."""
+    status mirrors them), a lesson's Step (train n steps, then pause), slow motion's delay and new optimizer
+    settings (core/live_settings.py). A callback too: it counts the steps, so that a Step pauses at exactly the
+    step asked for."""
 
     def __init__(self, store: RunStore, run_id: str, recorder: StoreRecorder | None = None):
         self.store, self.run_id, self.recorder = store, run_id, recorder
         self.request, self.checked = "run", 0.0
         self.step, self.delay = 0, 0.0
         self.pause_at: int | None = None
-        self.learning_rate: float | None = None
+        self.settings: dict[str, float] = {}  # optimizer settings taken from the store, not handed over yet
 
     def on_step(self, e: StepEvent) -> None:
         self.step = e.step
@@ -138,16 +140,18 @@ class StoreControl(Control, Callback):
         return self.request
 
     def _follow(self, asked: RunRequests) -> None:
-        if asked.step_request:
-            self.pause_at = self.step + asked.step_request
-            self.store.update(self.run_id, step_request=None)
-            self.store.log(self.run_id, f"stepping {asked.step_request} step(s), then pausing")
+        steps = asked.asked.get("step")
+        if steps:
+            self.pause_at = self.step + int(steps)
+            self.store.take(self.run_id, "step", steps)
+            self.store.log(self.run_id, f"stepping {int(steps)} step(s), then pausing")
         if asked.request != self.request and asked.request in ("pause", "run"):
             self._mirror(asked.request)
         self.request, self.delay = asked.request, asked.step_delay
-        if asked.lr_request is not None:
-            self.learning_rate = asked.lr_request
-            self.store.take_learning_rate_request(self.run_id, asked.lr_request)
+        for setting in OPTIMIZER_SETTINGS:
+            if setting in asked.asked:
+                self.settings[setting] = asked.asked[setting]
+                self.store.take(self.run_id, setting, asked.asked[setting])
 
     def _mirror(self, request: str) -> None:
         if request == "pause":
@@ -171,10 +175,10 @@ class StoreControl(Control, Callback):
         self._refresh()
         return self.delay
 
-    def learning_rate_request(self) -> float | None:
+    def setting_requests(self) -> dict[str, float]:
         self._refresh()
-        learning_rate, self.learning_rate = self.learning_rate, None
-        return learning_rate
+        settings, self.settings = self.settings, {}
+        return settings
 
     def fine_grained(self) -> bool:
         return self.pause_at is not None or self.delay > 0

@@ -172,9 +172,11 @@ def _drain(queue) -> list[dict]:
 
 def _follow(store: RunStore, run_id: str, message: dict, stop_asked: float | None) -> float | None:
     """Write one of the app's requests into the scratch store, where the worker process reads it."""
-    fields = {k: v for k, v in message.items() if k in ("request", "step_request", "step_delay", "lr_request")}
+    fields = {k: v for k, v in message.items() if k in ("request", "step_delay")}
     if fields:
         store.update(run_id, **fields)
+    for setting, value in message.get("asked", {}).items():  # the live settings asked for (RunStore.ask)
+        store.ask(run_id, setting, value)
     if fields.get("request") == "stop" and stop_asked is None:
         return time.monotonic()
     return stop_asked
