@@ -130,21 +130,27 @@ def test_a_lesson_on_one_projector_screen(lesson):
     wait_for(lambda: shown_step(page) == 5, what="the page to show step 5", timeout=20)
     on_first_screen(page, curve)
 
-    # --- a new learning rate from the next step, from the bar's rate button ---------------------------------
+    # --- a new learning rate and momentum from the next step, from the bar's rate button -------------------
     rate_button = page.get_by_role("button", name=re.compile(r"rate 0\.01"))
     on_first_screen(page, rate_button)
     rate_button.click()
     lr_box = page.get_by_role("textbox", name=re.compile(r"^New learning rate"))
     lr_box.fill("0.05")
     lr_box.press("Enter")
+    momentum_box = page.get_by_role("textbox", name=re.compile(r"^Momentum, from the next step"))
+    expect(momentum_box).to_have_value("0.9")
+    momentum_box.fill("0.5")
+    momentum_box.press("Enter")
     apply = page.get_by_role("button", name="Apply")
     on_first_screen(page, apply)
     apply.click()
     page.keyboard.press("Escape")
     step.click()
     wait_for(lambda: store.get(run.id).step == 10 and store.get(run.id).status == "paused", what="5 more steps", timeout=60)
-    assert [(c.step, c.learning_rate) for c in store.lr_changes(run.id)] == [(6, pytest.approx(0.05))]
+    assert [(c.step, c.setting, c.value) for c in store.setting_changes(run.id)] == [
+        (6, "learning_rate", pytest.approx(0.05)), (6, "momentum", pytest.approx(0.5))]
     expect(curve.locator("text", has_text="lr 0.05")).to_be_visible(timeout=15_000)
+    expect(curve.locator("text", has_text="momentum 0.5")).to_be_visible(timeout=15_000)
 
     # --- slow motion from the bar: 0.25 s -> 0.1 s per step -------------------------------------------------
     slow = page.get_by_role("button", name=re.compile("0.25 s"))

@@ -103,8 +103,12 @@ def test_pause_resume_and_stop_reach_a_remote_run_which_resumes_from_the_checkpo
         held = store.get(run_id).step
         let_pass(1.5, "a paused remote run takes no step")
         assert store.get(run_id).step == held, "paused: no step taken"
+        assert store.ask(run_id, "momentum", 0.5).code == "requested"  # a live setting travels as the others do
         store.request(run_id, "resume")
         wait_for(lambda: store.get(run_id).status == "running" and store.get(run_id).step > held, 5, "it to go on")
+        wait_for(lambda: [(c.setting, c.value) for c in store.setting_changes(run_id)] == [("momentum", 0.5)], 10,
+                 "the remote run's momentum change to come back")
+        assert store.setting_changes(run_id)[0].step > held and store.requests(run_id).asked == {}
         t0 = time.monotonic()
         store.request(run_id, "stop")
         wait_for(lambda: store.get(run_id).status == "stopped", 8, "the remote run to stop")

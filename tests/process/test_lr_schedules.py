@@ -68,8 +68,9 @@ def test_a_live_change_under_a_schedule_holds_from_its_step(small_mnist):
     train(config, folder, [events])
     per_epoch = len(events.of(StepEvent))
     rates = schedule(config, per_epoch)
-    same = tuple((i + 1, float(np.float32(r))) for i, r in enumerate(rates[:5])) + ((6, 0.02),)
-    replayed = train(config.with_(lr_schedule="constant", lr_changes=same), folder)
+    same = tuple((i + 1, "learning_rate", float(np.float32(r))) for i, r in enumerate(rates[:5]))
+    replayed = train(config.with_(lr_schedule="constant", setting_changes=same + ((6, "learning_rate", 0.02),)),
+                     folder)
     a, b = snapshot(live.net), snapshot(replayed.net)
     assert all(np.allclose(a[k], b[k], rtol=1e-4, atol=1e-6) for k in a)
 
@@ -77,15 +78,15 @@ def test_a_live_change_under_a_schedule_holds_from_its_step(small_mnist):
 def test_a_resumed_run_continues_its_schedule_where_it_stopped():
     from core.model.network_build import network_for
     from core.model.optim import build_optimizer
-    from core.training.learning_rate import LearningRates
+    from core.training.live_values import LiveValues
     from core.training.run_control import NoControl
     config = TrainConfig(network="mlp", hidden=(8,), learning_rate=0.1, epochs=3, lr_schedule="cosine")
     optimizer = build_optimizer(config, network_for(config).trainable_params(), steps_per_epoch=10)
-    rates = LearningRates(optimizer, ((25, 0.5),), first_step=11)
+    rates = LiveValues(optimizer, ((25, "learning_rate", 0.5),), first_step=11)
     assert rates.current() == pytest.approx(schedule(config, 10)[10])
     rates.before_step(11, NoControl())
-    resumed_late = LearningRates(build_optimizer(config, network_for(config).trainable_params(), 10), ((25, 0.5),),
-                                 first_step=27)
+    resumed_late = LiveValues(build_optimizer(config, network_for(config).trainable_params(), 10),
+                              ((25, "learning_rate", 0.5),), first_step=27)
     assert resumed_late.current() == pytest.approx(0.5), "a change before the checkpoint stays in force"
 
 

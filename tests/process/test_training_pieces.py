@@ -205,13 +205,13 @@ def test_batches_from_memory_are_the_pipelines_batches_in_another_order(small_mn
 
 
 class _Rates:
-    """LearningRates' two questions, without an optimizer: a replayed change at `change_at`."""
+    """LiveValues' two questions, without an optimizer: a replayed change at `change_at`."""
 
     def __init__(self, change_at=None):
         self.change_at = change_at
 
     def before_step(self, step, control):
-        return None
+        return []
 
     def next_change(self, step):
         return self.change_at if self.change_at is not None and self.change_at >= step else None
