@@ -68,7 +68,7 @@ def curves(h: History, o: CurveOptions) -> go.Figure:
         _by_step(fig, h, cells[1], cells[2])
     else:
         _by_epoch(fig, h, cells[1], cells[2])
-    _lr_markers(fig, h, *cells[0])
+    _setting_markers(fig, h, *cells[0])
     _layout(fig, o, cells, per_step)
     return fig
 
@@ -79,7 +79,7 @@ def _lesson_curves(h: History, o: CurveOptions) -> go.Figure:
     fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.12)  # axis titles, not subplot titles: lower
     _step_loss(fig, h, o, 1, 1)
     _by_step(fig, h, (1, 1), (1, 2))
-    _lr_markers(fig, h, 1, 1)
+    _setting_markers(fig, h, 1, 1)
     # the accuracy lines take the colours of their loss lines, and their legend entries: one legend row
     fig.for_each_trace(lambda tr: tr.update(showlegend=False, legendgroup=tr.legendgroup.replace("acc", "loss")),
                        selector=dict(xaxis="x2"))
@@ -149,11 +149,16 @@ def _by_step(fig: go.Figure, h: History, loss_cell, acc_cell) -> None:
                                      line=dict(color=colour, dash="solid" if "train" in name else "dot")), *cell)
 
 
-def _lr_markers(fig: go.Figure, h: History, row: int, col: int) -> None:
+def _setting_markers(fig: go.Figure, h: History, row: int, col: int) -> None:
+    """A dashed line at each step where live settings changed, labelled with all of them ("lr 0.05 · momentum
+    0.5": one label a step, as two drawn at one place overlap)."""
+    by_step: dict[int, list[str]] = {}
     for change in h.setting_changes:
-        fig.add_vline(x=change.step, line=dict(color=MARK, dash="dash", width=1.5), row=row, col=col,
-                      annotation=dict(text=t(f"train.marker_{change.setting}", value=f"{change.value:g}"),
-                                      font=dict(color=MARK)), annotation_position="top left")
+        by_step.setdefault(change.step, []).append(t(f"train.marker_{change.setting}", value=f"{change.value:g}"))
+    for step, labels in by_step.items():
+        fig.add_vline(x=step, line=dict(color=MARK, dash="dash", width=1.5), row=row, col=col,
+                      annotation=dict(text=" · ".join(labels), font=dict(color=MARK)),
+                      annotation_position="top right")  # left of an early line, it pulled the axis below 0
 
 
 def _layout(fig: go.Figure, o: CurveOptions, cells, per_step: bool) -> None:

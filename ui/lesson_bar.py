@@ -77,7 +77,7 @@ def _knobs(bar, run: Run, values: dict[str, float]) -> None:
     """The optimizer's knobs, opened from a button that shows the learning rate."""
     label = "📈 " + t("train.rate_button", lr=f"{values[LEARNING_RATE]:g}")
     with bar.popover(label, help=t("train.learning_rate_help")):
-        knob_inputs(run, values, on_apply)
+        knob_inputs(run, values, on_apply, row=True)
 
 
 def _my_queued_run(store: RunStore, shown: Run) -> None:

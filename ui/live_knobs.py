@@ -34,12 +34,18 @@ def knob_key(setting: str, run: Run) -> str:
     return f"live_{setting}_{run.id}"
 
 
-def knob_inputs(run: Run, values: dict[str, float], on_apply, disabled: bool = False) -> None:
-    """A text box a knob (its value now), then Apply, which calls on_apply(run, values) in its callback."""
+def knob_inputs(run: Run, values: dict[str, float], on_apply, disabled: bool = False, row: bool = False) -> None:
+    """A text box a knob (its value now), then Apply, which calls on_apply(run, values) in its callback. row: the
+    boxes side by side under short labels, Apply beside them (the lesson bar's popover, which must fit a projector's
+    480 px: three boxes one under another pushed Apply below the fold)."""
+    where = st.container(horizontal=True, vertical_alignment="bottom", gap="small") if row else st.container()
     for setting, value in values.items():
-        st.text_input(t(f"train.live_{setting}"), value=f"{value:g}", key=knob_key(setting, run), disabled=disabled,
-                      help=t("train.learning_rate_help"))
-    st.button("✔️ " + t("train.apply_lr"), key="apply_lr", disabled=disabled, on_click=on_apply, args=(run, values))
+        where.text_input(t(f"train.{'short' if row else 'live'}_{setting}"), value=f"{value:g}",
+                         key=knob_key(setting, run), disabled=disabled,
+                         help=None if row else t("train.learning_rate_help"),  # row: the popover's button has it
+                         width=120 if row else "stretch")
+    where.button("✔️ " + t("train.apply_lr"), key="apply_lr", disabled=disabled, on_click=on_apply,
+                 args=(run, values))
     if "_lr_error" in st.session_state:
         st.error(st.session_state.pop("_lr_error"))
 
