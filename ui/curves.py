@@ -12,7 +12,7 @@ from plotly.subplots import make_subplots
 
 from core.app.smoothing import smooth
 from core.runs.rows import StepRow
-from core.runs.store import RunStore
+from core.runs.store.roles import RunReads
 from core.training.events import EpochMetrics, SettingEvent, ValidationEvent
 from ui.charts import EPOCH_AXIS, LEGEND_ON_TOP
 from ui.language import t
@@ -43,7 +43,7 @@ class History:
     steps_per_epoch: int | None
 
 
-def read_history(store: RunStore, run_id: str, steps_per_epoch: int | None) -> History:
+def read_history(store: RunReads, run_id: str, steps_per_epoch: int | None) -> History:
     return History(store.steps(run_id, max_points=CHART_POINTS), store.epochs(run_id), store.validations(run_id),
                    store.setting_changes(run_id), steps_per_epoch)
 

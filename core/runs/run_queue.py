@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from core.config import TrainConfig
 from core.networks import known_network
 from core.runs.rows import FULL_SPEED, QUEUED, QueueState, Run, StartPace
-from core.runs.store import RunStore
+from core.runs.store.roles import QueueStore
 
 __all__ = ["RunQueue", "QueuedRun", "SLOTS_ENV", "slots_setting", "dispatch_order"]
 
@@ -96,7 +96,7 @@ def dispatch_order(queued: list[Run], last_started: dict[str, float]) -> list[Ru
 
 
 class RunQueue:
-    def __init__(self, store: RunStore, slots: int | None = None):
+    def __init__(self, store: QueueStore, slots: int | None = None):
         self.store = store
         self.slots = slots if slots is not None else slots_setting()
 

@@ -13,7 +13,7 @@ import numpy as np
 from core.data.folders import SPLIT_FILES
 from core.data.idx import write_idx
 from core.messages import ExplainedValueError
-from core.runs.store import RunStore
+from core.runs.store.roles import TeamStore
 
 __all__ = ["Drawing", "HandwritingSet", "MAX_DRAWINGS"]
 
@@ -34,7 +34,7 @@ class Drawing:
 class HandwritingSet:
     """One person's drawings in a run store (owner: as runs record it; "" on a local single-user server)."""
 
-    def __init__(self, store: RunStore, owner: str = ""):
+    def __init__(self, store: TeamStore, owner: str = ""):
         self.store, self.owner = store, owner
 
     def add(self, image: np.ndarray, label: int, read_as: int | None = None, run_id: str | None = None) -> int:

@@ -16,7 +16,7 @@ from core.messages import Message
 from core.runs.worker.cluster import COORDINATOR_ENV
 from core.runs.processes import pid_alive
 from core.runs.rows import RunRequests
-from core.runs.store import RunStore
+from core.runs.store.roles import RunRecords
 from core.training.run_control import Control
 from core.training.events import (Callback, EpochMetrics, LayersEvent, SettingEvent, LogEvent, PhaseEvent,
                                   StepEvent, ValidationEvent)
@@ -32,7 +32,7 @@ RANK_EVERY_S = 1.0     # how often a data-parallel rank updates its row
 class StoreRecorder(Callback):
     """Writes the event stream to the store, batching step rows."""
 
-    def __init__(self, store: RunStore, run_id: str):
+    def __init__(self, store: RunRecords, run_id: str):
         self.store, self.run_id = store, run_id
         run = store.get(run_id)  # a resumed run's best figures so far
         self.best_acc = run.best_val_acc if run is not None else None
@@ -119,7 +119,7 @@ class StoreControl(Control, Callback):
     settings (core/live_settings.py). A callback too: it counts the steps, so that a Step pauses at exactly the
     step asked for."""
 
-    def __init__(self, store: RunStore, run_id: str, recorder: StoreRecorder | None = None):
+    def __init__(self, store: RunRecords, run_id: str, recorder: StoreRecorder | None = None):
         self.store, self.run_id, self.recorder = store, run_id, recorder
         self.request, self.checked = "run", 0.0
         self.step, self.delay = 0, 0.0
@@ -187,7 +187,7 @@ class StoreControl(Control, Callback):
 class RankStatus(Callback):
     """Keeps a data-parallel rank's row in the store current (at most every RANK_EVERY_S)."""
 
-    def __init__(self, store: RunStore, run_id: str, rank: int):
+    def __init__(self, store: RunRecords, run_id: str, rank: int):
         self.store, self.run_id, self.rank, self.last = store, run_id, rank, 0.0
         self.step = self.epoch = 0
         store.set_rank(run_id, rank, pid=os.getpid(), host=socket.gethostname(), state="starting",
