@@ -31,6 +31,8 @@ def lesson_bar(store: RunStore, run: Run, values: dict[str, float]) -> None:
     _my_queued_run(store, run)
     if not run.active:
         return
+    if run.imported:
+        return  # followed from its files: nothing here reaches it
     if run.external or not actions().person.may("pause", run):
         st.caption(t("train.controls_owner", owner=literal(owner_label(run))))
         return

@@ -130,9 +130,12 @@ def draw_header(view: RunView) -> tuple[HeaderState, CurveOptions]:
     st.subheader(f"{STATUS_ICONS.get(run.status, '')} {literal(run.name)} — {status_word(run.status)}")
     if run.submitter:
         st.caption(t("runs.owned_by", owner=literal(run.submitter)))
-    if run.external:
+    if run.imported:
+        st.info(t("train.imported_live" if run.active else "train.imported",
+                  folder=literal(str((run.params or {}).get("summary_dir", "?")))))
+    elif run.external:
         st.info(t("train.external", pid=run.pid or "?", host=literal(run.host or "?")))
-    if run.active:
+    if run.active and not run.imported:
         controls(run)
         draw_lesson(view)
     return header_state(run), curve_options()

@@ -12,7 +12,8 @@ from enum import StrEnum
 from core.config import TrainConfig
 from core.messages import Message
 
-__all__ = ["Status", "Request", "ACTIVE", "FINISHED", "RESUMABLE", "RANK_ALIVE", "QUEUED", "EXTERNAL", "Run",
+__all__ = ["Status", "Request", "ACTIVE", "FINISHED", "RESUMABLE", "RANK_ALIVE", "QUEUED", "EXTERNAL", "SUMMARY",
+           "OUTSIDE", "Run",
            "RunRequests", "RequestNotice", "StepRow", "LogLine", "RankRow", "HistoryLine", "DrawingRow", "SweepRow",
            "QueueState"]
 
@@ -61,6 +62,8 @@ FINISHED = (Status.COMPLETED, Status.EARLY_STOPPED, Status.STOPPED, Status.DIVER
             Status.INTERRUPTED, Status.CANCELLED, Status.PRUNED)
 RESUMABLE = (Status.STOPPED, Status.FAILED, Status.INTERRUPTED)  # with a checkpoint; diverged: a new rate
 EXTERNAL = "external"  # the source of a run a script of its own records (core/track.py)
+SUMMARY = "summary"    # the source of a run read from another tool's files (core/app/summary_import.py)
+OUTSIDE = (EXTERNAL, SUMMARY)  # trained outside the studio: it neither queues nor takes the studio's controls
 RANK_ALIVE = ("starting", "training")             # a rank in these states should have a live process
 
 
@@ -116,9 +119,14 @@ class Run:
 
     @property
     def external(self) -> bool:
-        """Trained by a script of its own (core.track), not by the studio: the studio can pause or stop it only
-        where the script asks run.should_stop()."""
-        return self.source == EXTERNAL
+        """Trained outside the studio: by a script of its own (core.track; the studio can pause or stop it only
+        where the script asks run.should_stop()) or read from its summary files (imported)."""
+        return self.source in OUTSIDE
+
+    @property
+    def imported(self) -> bool:
+        """Read from a MindSpore summary or TensorBoard folder (params["summary_dir"]): no control reaches it."""
+        return self.source == SUMMARY
 
     @property
     def remote(self) -> bool:

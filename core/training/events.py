@@ -92,8 +92,8 @@ class ValidationEvent:
     handler: ClassVar[str] = "on_validation"
     step: int
     epoch: int
-    val_loss: float
-    val_acc: float
+    val_loss: float | None  # None: not recorded (an imported run may record only its accuracy)
+    val_acc: float | None
 
 
 @dataclass(frozen=True)

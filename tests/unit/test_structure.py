@@ -179,8 +179,8 @@ def test_the_file_name_check_finds_two_modules_alike():
     assert repeated_file_names(files) == {"control.py": ["core.cli.control", "core.training.control"]}
 
 
-CORE_ORDER = ["core.kernels", "core.networks", "core.data", "core.model", "core.training", "core.runs", "core.app",
-              "core.cli"]
+CORE_ORDER = ["core.kernels", "core.networks", "core.summaries", "core.data", "core.model", "core.training", "core.runs",
+              "core.app", "core.cli"]
 
 
 @pytest.mark.parametrize("package", CORE_ORDER)

@@ -13,7 +13,7 @@ from sqlalchemy import Connection, delete, func, select, update
 
 from core.config import TrainConfig
 from core.messages import Message
-from core.runs.rows import ACTIVE, EXTERNAL, QUEUED, QueueState
+from core.runs.rows import ACTIVE, OUTSIDE, QUEUED, QueueState
 from core.runs.store.convert import to_run
 from core.runs.store.database import Database
 from core.runs.store.schema import dispatcher, runs
@@ -118,7 +118,7 @@ class QueueRecords:
 
 def _state(conn: Connection) -> QueueState:
     # a script of its own (core.track) trains outside the queue and takes none of its slots
-    rows = conn.execute(select(runs).where(runs.c.status.in_((*ACTIVE, QUEUED)), runs.c.source != EXTERNAL)
+    rows = conn.execute(select(runs).where(runs.c.status.in_((*ACTIVE, QUEUED)), runs.c.source.notin_(OUTSIDE))
                         ).mappings().all()
     found = [to_run(r) for r in rows]
     last = dict(conn.execute(select(runs.c.submitter, func.max(runs.c.started)).where(runs.c.started.is_not(None))

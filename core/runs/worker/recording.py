@@ -86,7 +86,8 @@ class StoreRecorder(Callback):
 
     def on_validation(self, e: ValidationEvent) -> None:
         self.store.add_validation(self.run_id, e)
-        self._best_so_far(e.val_loss, e.val_acc)
+        if e.val_loss is not None and e.val_acc is not None:  # the studio's own validations record both
+            self._best_so_far(e.val_loss, e.val_acc)
 
     def on_setting(self, e: SettingEvent) -> None:
         self.flush()

@@ -1,0 +1,241 @@
+"""Summary folders into the run store: each training folder (core/summaries/) becomes one run with source
+"summary", its folder in params["summary_dir"], found again by that folder, so importing it twice updates one run.
+What the studio's pages show is written into the tables they read: the loss by step (steps), the learning rate
+where it changed (setting_changes), histograms at each epoch's end (layer_stats, for Weights), the last images of
+each tag and the graph (the run's files), the lineage as the run's settings (params, and the studio's config where a
+setting is one of its own). Every other tag is named in the run's log, not dropped silently.
+
+A watched folder (SummaryImport.update again and again) stays `running` while its training writes; it ends
+`completed` when the training lineage arrives (Model.train wrote it on returning)."""
+from __future__ import annotations
+
+import json
+import math
+import os
+import socket
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from core.messages import Message
+from core.runs.rows import SUMMARY, Run
+from core.runs.store import RunStore
+from core.summaries.content import FolderContent, HistogramPoint
+from core.summaries.mindspore_summary import FolderReader
+from core.track import studio_config
+from core.training.events import SettingEvent, ValidationEvent
+from core.training.layer_stats import LayerStat
+
+__all__ = ["SummaryImport", "ImportReport", "find_imported", "LOSS_TAGS", "RATE_TAGS"]
+
+LOSS_TAGS = ("loss", "train_loss", "loss/train", "Loss")
+RATE_TAGS = ("learning_rate", "lr", "learning rate", "learning_rate/train")
+ACC_TAGS = ("accuracy", "acc", "val_acc", "eval_acc", "Accuracy", "accuracy/eval", "val_accuracy")
+VAL_LOSS_TAGS = ("val_loss", "eval_loss", "loss/eval", "validation_loss")
+OPTIMIZERS = {"Momentum": "momentum", "SGD": "sgd", "Adam": "adam"}
+NETWORKS = {"LeNet5": "lenet5"}
+
+
+@dataclass
+class ImportReport:
+    """What one update brought in."""
+    run_id: str
+    name: str
+    new_steps: int = 0
+    last_step: int = 0
+    skipped: int = 0
+    not_shown: list[str] = field(default_factory=list)
+    ended: bool = False
+
+    def line(self) -> str:
+        said = f"{self.name} ({self.run_id}): {self.new_steps} new step(s), last step {self.last_step}"
+        if self.skipped:
+            said += f"; {self.skipped} unreadable record(s) skipped (see the run's log)"
+        if self.not_shown:
+            said += f"; not shown: {', '.join(self.not_shown)}"
+        return said + ("; training ended" if self.ended else "")
+
+
+def find_imported(store: RunStore, folder: Path) -> Run | None:
+    """The run already imported from this folder, if any."""
+    wanted = str(folder.resolve())
+    return next((r for r in store.list_runs() if r.imported and (r.params or {}).get("summary_dir") == wanted),
+                None)
+
+
+class SummaryImport:
+    """One training folder and its run: update() reads what is new and writes it into the store."""
+
+    def __init__(self, store: RunStore, folder: Path, who: str = ""):
+        self.store, self.folder, self.who = store, folder.resolve(), who
+        self.reader = FolderReader(self.folder)
+        self.run_id: str | None = None
+        self.written = {"steps": 0, "skips": 0, "images": 0, "epochs": 0, "graph": 0}
+        self.rates_seen: float | None = None
+
+    def update(self, final: bool = True) -> ImportReport:
+        """Read the folder's new records and write them. final: no more is coming (a one-off import): a training
+        that wrote no lineage ends as `stopped`, its files saying nothing of how it ended."""
+        content = self.reader.read(final=final)
+        run_id = self._run(content, final)
+        report = ImportReport(run_id, self.store.existing(run_id).name, skipped=len(content.skipped))
+        report.new_steps = self._steps(run_id, content)
+        report.last_step = content.steps
+        self._rates(run_id, content)
+        self._validations(run_id, content)
+        self._histograms(run_id, content)
+        self._files(run_id, content)
+        self._skips(run_id, content)
+        report.not_shown = not_shown(content)
+        report.ended = content.ended
+        self._status(run_id, content, final)
+        return report
+
+    # --- the run ------------------------------------------------------------------------------------------
+    def _run(self, content: FolderContent, final: bool) -> str:
+        if self.run_id is None:
+            existing = find_imported(self.store, self.folder)
+            if existing is not None:
+                self.run_id = existing.id
+                self.written["steps"] = existing.step
+            else:
+                self.run_id = self.store.create_run(
+                    studio_config(studio_settings(content.lineage)), name=self.folder.name[:80] or "summary",
+                    source=SUMMARY, status="running", exclusive=False, submitter=self.who,
+                    params=json.dumps(self._params(content), default=str), started=time.time(),
+                    pid=os.getpid(), host=socket.gethostname())
+                self.store.log(self.run_id, f"imported from the summary folder {self.folder}")
+        if content.lineage:
+            self.store.update(self.run_id, params=json.dumps(self._params(content), default=str),
+                              config=studio_config(studio_settings(content.lineage)).to_json())
+        return self.run_id
+
+    def _params(self, content: FolderContent) -> dict:
+        return {"summary_dir": str(self.folder), **content.lineage}
+
+    # --- records -------------------------------------------------------------------------------------------
+    def _steps(self, run_id: str, content: FolderContent) -> int:
+        points = loss_points(content)
+        per_epoch = steps_per_epoch(content)
+        first_wall = points[0].wall_time if points else 0.0
+        new = [p for p in points if p.step > self.written["steps"]]
+        rows = [(p.step, epoch_of(p.step, per_epoch), p.value, max(p.wall_time - first_wall, 0.0)) for p in new]
+        total = per_epoch * int(content.lineage.get("epochs") or 0) if per_epoch else 0
+        last = max((p.step for p in points), default=0)
+        progress = dict(step=last, epoch=epoch_of(last, per_epoch) if last else 0,
+                        total_steps=max(total, last), heartbeat=time.time())
+        self.store.add_steps(run_id, rows, **progress)
+        self.written["steps"] = max(self.written["steps"], last)
+        return len(rows)
+
+    def _rates(self, run_id: str, content: FolderContent) -> None:
+        tag = next((t for t in RATE_TAGS if t in content.scalars), None)
+        for point in content.scalars.get(tag, []) if tag else []:
+            if self.rates_seen is None or not math.isclose(point.value, self.rates_seen, rel_tol=1e-6):
+                self.store.add_setting_change(run_id, SettingEvent(point.step, "learning_rate", point.value))
+                self.rates_seen = point.value
+
+    def _validations(self, run_id: str, content: FolderContent) -> None:
+        """An accuracy and a validation loss by step (a metric the script recorded), as the validation curve."""
+        acc = _by_step(content, ACC_TAGS)
+        loss = _by_step(content, VAL_LOSS_TAGS)
+        per_epoch = steps_per_epoch(content)
+        for step in sorted(set(acc) | set(loss)):
+            self.store.add_validation(run_id, ValidationEvent(step, epoch_of(step, per_epoch), loss.get(step),
+                                                              acc.get(step)))
+
+    def _histograms(self, run_id: str, content: FolderContent) -> None:
+        """One histogram a tag and epoch (its last record in the epoch), as the Weights page shows a run's."""
+        per_epoch = steps_per_epoch(content)
+        stats: list[LayerStat] = []
+        for tag, points in content.histograms.items():
+            by_epoch: dict[int, HistogramPoint] = {}
+            for i, p in enumerate(points, start=1):
+                by_epoch[epoch_of(p.step, per_epoch) if per_epoch else i] = p
+            stats += [layer_stat(epoch, tag, p) for epoch, p in sorted(by_epoch.items())]
+        self.store.add_layer_stats(run_id, stats)
+
+    def _files(self, run_id: str, content: FolderContent) -> None:
+        """The last image of each tag, and the graph, as the run's files (read by its page)."""
+        for tag, images in content.images.items():
+            name = "summary-image-" + "".join(ch if ch.isalnum() else "_" for ch in tag) + ".png"
+            self._write(run_id, name, images[-1].png)
+        if content.graph and len(content.graph) != self.written["graph"]:
+            nodes = [vars(n) for n in content.graph]
+            self._write(run_id, "summary-graph.json", json.dumps(nodes).encode())
+            self.written["graph"] = len(content.graph)
+
+    def _write(self, run_id: str, name: str, data: bytes) -> None:
+        path = self.store.file_path(run_id, name)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+        self.store.keep_file(run_id, name)
+
+    def _skips(self, run_id: str, content: FolderContent) -> None:
+        for s in content.skipped[self.written["skips"]:]:
+            self.store.log(run_id, f"skipped {s.skip.length} byte(s) of {s.file} at byte {s.skip.offset}: "
+                                   f"{SKIP_WORDS[s.skip.reason]}")
+        self.written["skips"] = len(content.skipped)
+
+    def _status(self, run_id: str, content: FolderContent, final: bool) -> None:
+        if content.ended:
+            self.store.finish(run_id, "completed", Message("summary_ended"))
+        elif final:
+            self.store.finish(run_id, "stopped", Message("summary_no_end"))
+
+
+SKIP_WORDS = {"data_crc": "its checksum does not match (corrupt data); the records after it were read",
+              "length_crc": "a record's length is corrupt; nothing after it in that file can be read",
+              "too_long": "a record's length is impossible; nothing after it in that file can be read",
+              "truncated": "the file ends inside a record (cut short)"}
+
+
+def loss_points(content: FolderContent):
+    tag = next((t for t in LOSS_TAGS if t in content.scalars), None)
+    if tag is None:
+        return []
+    by_step = {p.step: p for p in content.scalars[tag]}  # a step recorded twice (step and epoch end): the last
+    return [by_step[s] for s in sorted(by_step)]
+
+
+def _by_step(content: FolderContent, tags: tuple[str, ...]) -> dict[int, float]:
+    tag = next((t for t in tags if t in content.scalars), None)
+    return {p.step: p.value for p in content.scalars[tag]} if tag else {}
+
+
+def steps_per_epoch(content: FolderContent) -> int:
+    """From the lineage's dataset size (SummaryCollector counts samples: 20 batches of 32 are 640) and batch
+    size; 0: not known (no lineage yet)."""
+    size, batch = int(content.lineage.get("train_dataset_size") or 0), int(content.lineage.get("batch_size") or 0)
+    return size // batch if size > 0 and batch > 0 else 0
+
+
+def epoch_of(step: int, per_epoch: int) -> int:
+    return (step - 1) // per_epoch + 1 if per_epoch else 1
+
+
+def layer_stat(epoch: int, tag: str, p: HistogramPoint) -> LayerStat:
+    kind = "grad" if "grad" in tag.lower() else "weight"
+    mean = p.sum / p.count if p.count else math.nan
+    return LayerStat(epoch, tag, kind, mean, math.nan, p.min, p.max, math.nan, math.nan, p.edges,
+                     tuple(int(c) for c in p.counts))
+
+
+def studio_settings(lineage: dict) -> dict:
+    """The lineage's settings under the studio's names (core.track.studio_config keeps those it accepts)."""
+    out = {k: lineage[k] for k in ("learning_rate", "batch_size", "epochs") if lineage.get(k)}
+    if lineage.get("optimizer") in OPTIMIZERS:
+        out["optimizer"] = OPTIMIZERS[lineage["optimizer"]]
+    if lineage.get("network") in NETWORKS:
+        out["network"] = NETWORKS[lineage["network"]]
+    return out
+
+
+def not_shown(content: FolderContent) -> list[str]:
+    """Tags read but shown on no page, each with its kind and count."""
+    shown = {next(t for t in tags if t in content.scalars) for tags in (LOSS_TAGS, RATE_TAGS, ACC_TAGS, VAL_LOSS_TAGS)
+             if any(t in content.scalars for t in tags)}
+    out = [f"scalar {t} ({len(p)})" for t, p in content.scalars.items() if t not in shown]
+    out += [f"tensor {t} ({len(p)})" for t, p in content.tensors.items()]
+    out += [f"{kind} ({n})" for kind, n in content.unknown.items()]
+    return out

@@ -1,0 +1,181 @@
+"""MindSpore summary folders opened in the studio (core/summaries/, core/app/summary_import.py, python -m
+core.cli.import_summary): a real Model.train script with SummaryCollector, its losses against what it printed, its
+histograms, images, graph and lineage; the same folder imported twice; a folder followed while it grows; corrupt,
+truncated, empty and enormous files."""
+import json
+import re
+import shutil
+import struct
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from core import PROJECT_ROOT
+from core.app.summary_import import SummaryImport, find_imported
+from core.runs.store import RunStore
+from core.summaries.mindspore_summary import FolderReader, summary_folders
+from core.summaries.records import frame, scan_records
+from tests.support.helpers import cli
+
+STEPS, EPOCHS = 12, 2
+
+
+@pytest.fixture(scope="module")
+def collected(tmp_path_factory, small_mnist) -> tuple[Path, list[float]]:
+    """A summary folder the example script wrote (LeNet-5, Model.train, SummaryCollector), and the losses it
+    printed, one a step."""
+    folder = tmp_path_factory.mktemp("summaries") / "lenet5-run"
+    out = subprocess.run([sys.executable, "examples/lenet5_summary_collector.py", "--data",
+                          str(small_mnist / "train"), "--summary-dir", str(folder), "--steps", str(STEPS),
+                          "--epochs", str(EPOCHS)], cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    printed = [float(m.group(1)) for m in re.finditer(r"^step \d+ loss ([0-9.]+)$", out.stdout, re.M)]
+    assert len(printed) == STEPS * EPOCHS
+    return folder, printed
+
+
+def test_a_summary_collector_folder_becomes_a_run_whose_losses_match_what_its_script_printed(collected, tmp_path):
+    folder, printed = collected
+    store = RunStore(tmp_path / "store")
+    p = cli("core.cli.import_summary", str(folder.parent), "--store", str(tmp_path / "store"), timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert f"{STEPS * EPOCHS} new step(s), last step {STEPS * EPOCHS}; training ended" in p.stdout, p.stdout
+    (run,) = store.list_runs()
+    assert (run.name, run.source, run.status, run.step, run.epoch) == ("lenet5-run", "summary", "completed",
+                                                                       STEPS * EPOCHS, EPOCHS)
+    assert [s.loss for s in store.steps(run.id)] == pytest.approx(printed, abs=1e-6)
+    assert [s.epoch for s in store.steps(run.id)] == [1] * STEPS + [2] * STEPS
+    params = run.params
+    assert (params["optimizer"], params["batch_size"], params["epochs"], params["network"]) == (
+        "Momentum", 32, EPOCHS, "LeNet5")
+    assert params["summary_dir"] == str(folder.resolve()) and params["train_dataset_size"] == STEPS * 32
+    assert (run.config.optimizer, run.config.batch_size, run.config.epochs) == ("momentum", 32, EPOCHS)
+    assert run.config.learning_rate == pytest.approx(0.01)
+    stats = store.layer_stats(run.id)
+    assert {(s.epoch, s.param) for s in stats} == {(e, p) for e in (1, 2) for p in ("conv1.weight", "conv2.weight")}
+    assert all(sum(s.hist_counts) == 150 for s in stats if s.param == "conv1.weight")  # 6×1×5×5 weights
+    image = store.file(run.id, "summary-image-input_data.png")
+    assert image is not None and image.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    graph = json.loads(store.file(run.id, "summary-graph.json").read_text())
+    assert any(n["scope"] == "Default/network-WithLossCell/_backbone-LeNet5/conv1-Conv2d" and n["op_type"] == "Conv2D"
+               for n in graph), sorted({(n["scope"], n["op_type"]) for n in graph})
+
+    again = cli("core.cli.import_summary", str(folder), "--store", str(tmp_path / "store"), timeout=120)
+    assert again.returncode == 0 and "0 new step(s)" in again.stdout, again.stdout + again.stderr
+    assert [r.id for r in store.list_runs()] == [run.id], "the same folder imported twice is one run"
+
+
+def test_a_folder_still_being_written_is_followed_to_its_last_step(collected, tmp_path):
+    """Records arrive in pieces, a record cut in half by the writer's buffer included: the run stays running
+    with the steps so far, the half record waits, and the run completes when the training lineage arrives."""
+    source, printed = collected
+    (events,) = source.glob("*_MS")
+    (lineage,) = source.glob("*_lineage")
+    data = events.read_bytes()
+    records = scan_records(events).records
+    folder = tmp_path / "live"
+    folder.mkdir()
+    cut = len(b"".join(frame(r) for r in records[:len(records) // 2])) + 20  # inside the next record
+    (folder / events.name).write_bytes(data[:cut])
+    store = RunStore(tmp_path / "store")
+    follow = SummaryImport(store, folder)
+    first = follow.update(final=False)
+    run = store.get(first.run_id)
+    assert run.status == "running" and 0 < run.step < STEPS * EPOCHS and first.skipped == 0
+    assert [s.loss for s in store.steps(run.id)] == pytest.approx(printed[:run.step], abs=1e-6)
+    (folder / events.name).write_bytes(data)
+    (folder / lineage.name).write_bytes(lineage.read_bytes())
+    last = follow.update(final=False)
+    assert last.ended and store.get(run.id).status == "completed"
+    assert [s.loss for s in store.steps(run.id)] == pytest.approx(printed, abs=1e-6)
+    assert find_imported(store, folder).id == run.id
+
+
+def _damaged(collected, tmp_path: Path, damage) -> tuple[RunStore, str, list[str]]:
+    source, _ = collected
+    folder = tmp_path / "damaged"
+    shutil.copytree(source, folder, ignore=shutil.ignore_patterns("ckpt_dir"))
+    for f in folder.iterdir():
+        f.chmod(0o600)  # SummaryRecord leaves its files read-only
+    (events,) = folder.glob("*_MS")
+    events.write_bytes(damage(events.read_bytes()))
+    store = RunStore(tmp_path / "store")
+    report = SummaryImport(store, folder).update(final=True)
+    return store, report.run_id, [line.message for line in store.logs(report.run_id)]
+
+
+def _record_starts(data: bytes) -> list[int]:
+    starts, at = [], 0
+    while at < len(data):
+        starts.append(at)
+        at += 16 + struct.unpack("<Q", data[at:at + 8])[0]
+    return starts
+
+
+def test_a_corrupt_record_is_skipped_and_said_the_others_imported(collected, tmp_path):
+    def flip(data: bytes) -> bytes:
+        at = _record_starts(data)[5] + 30  # inside the sixth record's data
+        return data[:at] + bytes([data[at] ^ 0xFF]) + data[at + 1:]
+    store, run_id, log = _damaged(collected, tmp_path, flip)
+    assert len(store.steps(run_id)) == STEPS * EPOCHS - 1, "one step's record lost, every other one kept"
+    assert any("its checksum does not match" in line for line in log), log
+
+
+def test_a_truncated_file_imports_what_is_whole_and_says_where_it_ends(collected, tmp_path):
+    store, run_id, log = _damaged(collected, tmp_path, lambda data: data[:_record_starts(data)[8] + 40])
+    assert 0 < len(store.steps(run_id)) < STEPS * EPOCHS
+    assert any("the file ends inside a record (cut short)" in line for line in log), log
+
+
+def test_a_corrupt_length_or_an_enormous_one_ends_that_file_and_nothing_raises(collected, tmp_path):
+    def enormous(data: bytes) -> bytes:  # a record claiming a terabyte, with a length checksum that holds
+        at = _record_starts(data)[8]
+        return data[:at] + frame(b"x")[:0] + _header(10 ** 12) + data[at:]
+    store, run_id, log = _damaged(collected, tmp_path, enormous)
+    assert 0 < len(store.steps(run_id)) < STEPS * EPOCHS
+    assert any("a record's length is impossible" in line for line in log), log
+
+
+def _header(length: int) -> bytes:
+    from core.summaries.records import masked_crc32c
+    header = struct.pack("<Q", length)
+    return header + struct.pack("<I", masked_crc32c(header))
+
+
+def test_an_empty_summary_file_and_a_folder_without_any_are_said_not_raised(tmp_path):
+    folder = tmp_path / "empty-run"
+    folder.mkdir()
+    (folder / "events.out.events.summary.1.host_MS").write_bytes(b"")
+    assert summary_folders(tmp_path) == [folder]
+    content = FolderReader(folder).read()
+    assert (content.records, content.skipped, content.scalars) == (0, [], {})
+    store = RunStore(tmp_path / "store")
+    report = SummaryImport(store, folder).update(final=True)
+    assert store.get(report.run_id).status == "stopped" and report.new_steps == 0
+    nothing = tmp_path / "nothing"
+    nothing.mkdir()
+    p = cli("core.cli.import_summary", str(nothing), "--store", str(tmp_path / "store"), timeout=60)
+    assert p.returncode == 2 and "no MindSpore summary files" in p.stderr
+    p = cli("core.cli.import_summary", str(tmp_path / "missing"), "--store", str(tmp_path / "store"), timeout=60)
+    assert p.returncode == 2 and "no such folder" in p.stderr
+
+
+def test_scalars_the_pages_do_not_show_are_named(tmp_path):
+    import numpy as np
+    from mindspore import Tensor
+    from mindspore.train.summary import SummaryRecord
+    folder = tmp_path / "recorded"
+    with SummaryRecord(str(folder)) as record:
+        for step in (1, 2, 3):
+            record.add_value("scalar", "loss", Tensor(np.float32(1.0 / step)))
+            record.add_value("scalar", "accuracy", Tensor(np.float32(0.5 + step / 10)))
+            record.add_value("scalar", "gpu_temperature", Tensor(np.float32(60.0)))
+            record.add_value("tensor", "weights", Tensor(np.arange(6, dtype=np.float32).reshape(2, 3)))
+            record.record(step)
+    store = RunStore(tmp_path / "store")
+    report = SummaryImport(store, folder).update(final=True)
+    assert report.not_shown == ["scalar gpu_temperature (3)", "tensor weights (3)"]
+    assert [v.val_acc for v in store.validations(report.run_id)] == pytest.approx([0.6, 0.7, 0.8])
+    assert [s.loss for s in store.steps(report.run_id)] == pytest.approx([1.0, 0.5, 1 / 3])
