@@ -1,4 +1,4 @@
-"""Runs: every run in the store; open, rename, delete, download or upload a checkpoint."""
+"""Runs: every run in the store; open, rename, delete, download or upload a checkpoint, open a summary folder."""
 import datetime as dt
 from pathlib import Path
 
@@ -14,6 +14,7 @@ from ui.records_view import may_take_out, record_take_out, records_download
 from ui.format import fmt_duration, network_word, readable, run_label
 from ui.run_filters import filtered_runs, tags_and_note
 from ui.run_picker import with_local_checkpoint
+from ui.summary_view import summary_panel
 from ui.identity import actions, attempt, history_panel, owner_label, refused_here
 from ui.text import literal
 from ui.language import label, say, status_word, t
@@ -40,6 +41,9 @@ with st.expander("⬆️ " + t("runs.upload"), expanded=not runs or st.session_s
 # close as the first run appears (CI's browser saw it closed over "Added as run …").
 if up is not None and st.session_state.get("uploaded") == up.file_id:
     st.success(t("runs.added", run_id=st.session_state["upload_added"]))
+
+if summary_panel(store):
+    runs = store.list_runs()
 
 if not runs:
     st.info(t("runs.no_runs"))

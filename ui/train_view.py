@@ -22,6 +22,7 @@ from ui.pacing import controls, notice_text, pacing
 from ui.present import chart_config, on_phone, presenting
 from ui.live_knobs import live_values
 from ui.start_pace import start_pace_picker
+from ui.summary_view import imported_files
 from ui.text import code, literal
 
 __all__ = ["RunView", "HeaderState", "build_view", "view_of", "start_form", "start_button", "header_state",
@@ -158,6 +159,8 @@ def draw_body(store: RunStore, view: RunView, options: CurveOptions) -> None:
         _curves(store, view, options)
     if run.config.workers > 1:
         _ranks(store, run)
+    if run.imported:
+        imported_files(store, run)
     if not run.active:
         _outcome(store, run)
     with st.expander(t("train.log"), expanded=run.active):

@@ -26,12 +26,14 @@ from core.track import studio_config
 from core.training.events import SettingEvent, ValidationEvent
 from core.training.layer_stats import LayerStat
 
-__all__ = ["SummaryImport", "ImportReport", "find_imported", "LOSS_TAGS", "RATE_TAGS"]
+__all__ = ["SummaryImport", "ImportReport", "find_imported", "scope_table", "LOSS_TAGS", "RATE_TAGS", "INDEX",
+           "GRAPH"]
 
 LOSS_TAGS = ("loss", "train_loss", "loss/train", "Loss")
 RATE_TAGS = ("learning_rate", "lr", "learning rate", "learning_rate/train")
 ACC_TAGS = ("accuracy", "acc", "val_acc", "eval_acc", "Accuracy", "accuracy/eval", "val_accuracy")
 VAL_LOSS_TAGS = ("val_loss", "eval_loss", "loss/eval", "validation_loss")
+INDEX, GRAPH = "summary-index.json", "summary-graph.json"  # the run's files: what it holds, and its graph
 OPTIMIZERS = {"Momentum": "momentum", "SGD": "sgd", "Adam": "adam"}
 NETWORKS = {"LeNet5": "lenet5"}
 
@@ -156,14 +158,17 @@ class SummaryImport:
         self.store.add_layer_stats(run_id, stats)
 
     def _files(self, run_id: str, content: FolderContent) -> None:
-        """The last image of each tag, and the graph, as the run's files (read by its page)."""
-        for tag, images in content.images.items():
+        """The last image of each tag, and the graph, as the run's files, listed in INDEX (its page reads them)."""
+        images = {}
+        for tag, points in content.images.items():
             name = "summary-image-" + "".join(ch if ch.isalnum() else "_" for ch in tag) + ".png"
-            self._write(run_id, name, images[-1].png)
+            self._write(run_id, name, points[-1].png)
+            images[tag] = {"file": name, "step": points[-1].step, "count": content.image_counts[tag]}
         if content.graph and len(content.graph) != self.written["graph"]:
-            nodes = [vars(n) for n in content.graph]
-            self._write(run_id, "summary-graph.json", json.dumps(nodes).encode())
+            self._write(run_id, GRAPH, json.dumps([vars(n) for n in content.graph]).encode())
             self.written["graph"] = len(content.graph)
+        index = {"images": images, "graph": GRAPH if content.graph else None}
+        self._write(run_id, INDEX, json.dumps(index).encode())
 
     def _write(self, run_id: str, name: str, data: bytes) -> None:
         path = self.store.file_path(run_id, name)
@@ -239,3 +244,21 @@ def not_shown(content: FolderContent) -> list[str]:
     out += [f"tensor {t} ({len(p)})" for t, p in content.tensors.items()]
     out += [f"{kind} ({n})" for kind, n in content.unknown.items()]
     return out
+
+
+def scope_table(nodes: list[dict], depth: int = 4) -> list[dict]:
+    """The graph by name scope, as MindInsight and TensorBoard group it: one row a scope cut at `depth` levels
+    ("Default/network-WithLossCell/_backbone-LeNet5/conv1-Conv2d"), with its operators counted by type and the
+    output shapes they make; the gradient scopes after the forward ones."""
+    rows: dict[str, dict] = {}
+    for n in nodes:
+        scope = "/".join(n["scope"].split("/")[:depth]) or "(top)"
+        row = rows.setdefault(scope, {"scope": scope, "operators": {}, "shapes": []})
+        row["operators"][n["op_type"]] = row["operators"].get(n["op_type"], 0) + 1
+        shape = "×".join(str(d) for d in n["shape"]) if n.get("shape") else None
+        if shape and shape not in row["shapes"]:
+            row["shapes"].append(shape)
+    ordered = sorted(rows.values(), key=lambda r: (r["scope"].startswith("Gradients"), r["scope"]))
+    return [{"scope": r["scope"], "operators": ", ".join(f"{op} ×{k}" if k > 1 else op
+                                                        for op, k in sorted(r["operators"].items())),
+             "output shapes": ", ".join(r["shapes"][:6])} for r in ordered]

@@ -179,3 +179,42 @@ def test_scalars_the_pages_do_not_show_are_named(tmp_path):
     assert report.not_shown == ["scalar gpu_temperature (3)", "tensor weights (3)"]
     assert [v.val_acc for v in store.validations(report.run_id)] == pytest.approx([0.6, 0.7, 0.8])
     assert [s.loss for s in store.steps(report.run_id)] == pytest.approx([1.0, 0.5, 1 / 3])
+
+
+def test_the_runs_page_opens_a_summary_folder_within_the_allowed_folders_only(store, collected, tmp_path,
+                                                                             monkeypatch):
+    from tests.support.apptest import page
+    folder, printed = collected
+    monkeypatch.setenv("STUDIO_DATA_ROOTS", str(tmp_path / "elsewhere"))
+    at = page("runs")
+    at.text_input(key="summary_folder").input(str(folder.parent)).run()
+    at.button(key="summary_open").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert any("outside the folders this server lets users read" in e.value for e in at.error), [e.value for e in at.error]
+    assert store.list_runs() == [], "nothing read outside the allowed folders"
+
+    monkeypatch.setenv("STUDIO_DATA_ROOTS", str(folder.parent))
+    at = page("runs")
+    at.text_input(key="summary_folder").input(str(folder.parent)).run()
+    at.button(key="summary_open").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert any(f"{STEPS * EPOCHS} steps read" in s.value for s in at.success), [s.value for s in at.success]
+    (run,) = store.list_runs()
+    assert run.imported and [s.loss for s in store.steps(run.id)] == pytest.approx(printed, abs=1e-6)
+    assert any(h.action == "import_summary" for h in store.history())
+
+
+def test_an_imported_run_shows_its_curve_images_and_graph_by_scope_on_train(store, collected):
+    from tests.support.apptest import page
+    folder, _ = collected
+    report = SummaryImport(store, folder).update(final=True)
+    at = page("train", {"run": report.run_id})
+    assert not at.exception, [e.value for e in at.exception]
+    assert any("Read from the summary folder" in i.value for i in at.info), [i.value for i in at.info]
+    assert not [b for b in at.button if b.key in ("pause", "stop", "step")], "no control reaches an imported run"
+    assert any("The last image the script recorded" in c.value for c in at.caption)
+    assert len(at.get("image")) >= 1, "the input samples' last image is drawn"
+    scopes = at.dataframe[-1].value if at.dataframe else None
+    assert scopes is not None and "Default/network-WithLossCell/_backbone-LeNet5/conv1-Conv2d" in set(scopes.scope)
+    conv = scopes[scopes.scope == "Default/network-WithLossCell/_backbone-LeNet5/conv1-Conv2d"].iloc[0]
+    assert "Conv2D" in conv.operators
