@@ -13,7 +13,7 @@ from core.app.summary_import import INDEX, SummaryImport, scope_table
 from core.data.idx import DataError
 from core.runs.rows import Run
 from core.runs.store import RunStore
-from core.summaries.mindspore_summary import summary_folders
+from core.summaries.folders import training_folders
 from ui.identity import actions, refused_here
 from ui.language import say, t
 from ui.session import check_user_path
@@ -38,7 +38,7 @@ def summary_panel(store: RunStore) -> bool:
         except DataError as e:
             st.error(say(e))
             return False
-        folders = summary_folders(root, most=MAX_FOLDERS) if root.is_dir() else []
+        folders = training_folders(root, most=MAX_FOLDERS) if root.is_dir() else []
         if not folders:
             st.error(t("runs.summary_none", folder=literal(str(root))))
             return False

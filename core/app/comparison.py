@@ -32,7 +32,8 @@ def curves(store: RunStore, run_ids: list[str], axis: str, max_points: int = 150
         rows += _epoch_rows(store, run_id, axis)
         if axis == "step":
             rows += [{"run": run_id, "x": v.step, "metric": m, "value": getattr(v, m)}
-                     for v in store.validations(run_id) for m in ("val_loss", "val_acc")]
+                     for v in store.validations(run_id) for m in ("val_loss", "val_acc")
+                     if getattr(v, m) is not None]  # an imported run may record only its accuracy
     return rows
 
 

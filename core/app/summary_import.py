@@ -1,9 +1,10 @@
-"""Summary folders into the run store: each training folder (core/summaries/) becomes one run with source
-"summary", its folder in params["summary_dir"], found again by that folder, so importing it twice updates one run.
-What the studio's pages show is written into the tables they read: the loss by step (steps), the learning rate
-where it changed (setting_changes), histograms at each epoch's end (layer_stats, for Weights), the last images of
-each tag and the graph (the run's files), the lineage as the run's settings (params, and the studio's config where a
-setting is one of its own). Every other tag is named in the run's log, not dropped silently.
+"""Summary folders into the run store: each training folder (core/summaries/: MindSpore summaries, TensorBoard event
+files) becomes one run with source "summary", its folder in params["summary_dir"], found again by that folder, so
+importing it twice updates one run. What the studio's pages show is written into the tables they read: the loss by
+step (steps), the learning rate where it changed (setting_changes), histograms at each epoch's end (layer_stats, for
+Weights), the last images of each tag and the graph (the run's files), the lineage as the run's settings (params,
+and the studio's config where a setting is one of its own). Every other tag is named in the run's log, not dropped
+silently.
 
 A watched folder (SummaryImport.update again and again) stays `running` while its training writes; it ends
 `completed` when the training lineage arrives (Model.train wrote it on returning)."""
@@ -21,7 +22,7 @@ from core.messages import Message
 from core.runs.rows import SUMMARY, Run
 from core.runs.store import RunStore
 from core.summaries.content import FolderContent, HistogramPoint
-from core.summaries.mindspore_summary import FolderReader
+from core.summaries.folders import reader_for
 from core.track import studio_config
 from core.training.events import SettingEvent, ValidationEvent
 from core.training.layer_stats import LayerStat
@@ -70,10 +71,11 @@ class SummaryImport:
 
     def __init__(self, store: RunStore, folder: Path, who: str = ""):
         self.store, self.folder, self.who = store, folder.resolve(), who
-        self.reader = FolderReader(self.folder)
+        self.reader = reader_for(self.folder)
         self.run_id: str | None = None
         self.written = {"steps": 0, "skips": 0, "images": 0, "epochs": 0, "graph": 0}
         self.rates_seen: float | None = None
+        self.said_not_shown: list[str] = []
 
     def update(self, final: bool = True) -> ImportReport:
         """Read the folder's new records and write them. final: no more is coming (a one-off import): a training
@@ -89,6 +91,9 @@ class SummaryImport:
         self._files(run_id, content)
         self._skips(run_id, content)
         report.not_shown = not_shown(content)
+        if report.not_shown and report.not_shown != self.said_not_shown:
+            self.store.log(run_id, "recorded but shown on no page: " + ", ".join(report.not_shown))
+            self.said_not_shown = report.not_shown
         report.ended = content.ended
         self._status(run_id, content, final)
         return report

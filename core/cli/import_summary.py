@@ -1,11 +1,11 @@
-"""Open MindSpore summary folders in the studio (what MindInsight read): every training folder under each DIR
-(searched recursively) becomes a run with source "summary", updated, not doubled, when imported again.
+"""Open MindSpore summary folders (what MindInsight read) and TensorBoard logs in the studio: every training folder
+under each DIR (searched recursively) becomes a run with source "summary", updated, not doubled, when imported
+again.
 
     python -m core.cli.import_summary DIR [DIR ...] [--store DIR_OR_URL] [--watch] [--every 2]
 
 --watch follows trainings still writing: their runs stay live on Train and Compare and end when their training
-lineage arrives (or when you press Ctrl-C: they are left as stopped). Exit 2 when a DIR holds no summary files.
-"""
+lineage arrives (or when you press Ctrl-C: they are left as stopped). Exit 2 when a DIR holds no summary files."""
 from __future__ import annotations
 
 import argparse
@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 from core.app.summary_import import SummaryImport
-from core.summaries.mindspore_summary import summary_folders
+from core.summaries.folders import training_folders
 from core.track import _who, open_store
 
 __all__ = ["main"]
@@ -47,9 +47,10 @@ def _folders(dirs: list[str]) -> list[Path] | None:
             print(f"{d}: no such folder. Give the folder SummaryCollector(summary_dir=...) wrote, or one above it.",
                   file=sys.stderr)
             return None
-        here = summary_folders(path)
+        here = training_folders(path)
         if not here:
-            print(f"{d}: no MindSpore summary files (*.summary.*_MS, *_lineage) in it or below it.", file=sys.stderr)
+            print(f"{d}: no MindSpore summary files (*.summary.*_MS, *_lineage) nor TensorBoard event files "
+                  "(events.out.tfevents.*) in it or below it.", file=sys.stderr)
             return None
         found += [f for f in here if f not in found]
     return found

@@ -218,3 +218,41 @@ def test_an_imported_run_shows_its_curve_images_and_graph_by_scope_on_train(stor
     assert scopes is not None and "Default/network-WithLossCell/_backbone-LeNet5/conv1-Conv2d" in set(scopes.scope)
     conv = scopes[scopes.scope == "Default/network-WithLossCell/_backbone-LeNet5/conv1-Conv2d"].iloc[0]
     assert "Conv2D" in conv.operators
+
+
+def test_a_tensorboardx_log_imports_and_compares_against_a_studio_run(store, small_mnist, tmp_path):
+    """A log folder tensorboardX wrote (as PyTorch's SummaryWriter does): its loss by step, the learning rate
+    where it changed, histograms, an image; a text it holds is named, not dropped; then Compare draws it beside a
+    run the studio trained."""
+    import numpy as np
+    from tensorboardX import SummaryWriter
+    from tests.support.apptest import page
+    logs = tmp_path / "tb" / "torch-run"
+    with SummaryWriter(str(logs)) as w:
+        for step in range(1, 31):
+            w.add_scalar("loss", 2.0 / step, step)
+            w.add_scalar("lr", 0.1 if step < 15 else 0.01, step)
+            if step % 10 == 0:
+                w.add_histogram("fc.weight", np.random.default_rng(step).normal(size=200), step)
+        w.add_image("sample", np.random.default_rng(0).random((3, 8, 8)), 30)
+        w.add_text("note", "a text", 30)
+    p = cli("core.cli.import_summary", str(tmp_path / "tb"), "--store", str(tmp_path / "store"), timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert "30 new step(s), last step 30" in p.stdout and "not shown: text (note/text_summary) (1)" in p.stdout, p.stdout
+    (imported,) = store.list_runs()
+    assert [s.loss for s in store.steps(imported.id)] == pytest.approx([2.0 / s for s in range(1, 31)])
+    assert [(c.step, c.value) for c in store.setting_changes(imported.id)] == [(1, pytest.approx(0.1)),
+                                                                              (15, pytest.approx(0.01))]
+    assert [s.param for s in store.layer_stats(imported.id)] == ["fc.weight"] * 3
+    assert sum(store.layer_stats(imported.id)[0].hist_counts) == 200
+    assert store.file(imported.id, "summary-image-sample.png").read_bytes()[:4] == b"\x89PNG"
+    assert imported.status == "stopped" and imported.said.key == "summary_no_end"
+
+    trained = cli("core.cli.train", "--network", "mlp", "--hidden", "16", "--epochs", "1", "--data-dir",
+                  str(small_mnist), "--store", str(tmp_path / "store"), timeout=300)
+    assert trained.returncode == 0, trained.stderr
+    at = page("compare")
+    assert not at.exception, [e.value for e in at.exception]
+    assert set(at.multiselect(key="compare_runs").value) == {r.id for r in store.list_runs()}
+    figure = at.get("plotly_chart")[0].proto.spec
+    assert "torch-run" in figure and "step loss" in figure
