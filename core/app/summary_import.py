@@ -225,10 +225,19 @@ def epoch_of(step: int, per_epoch: int) -> int:
 
 
 def layer_stat(epoch: int, tag: str, p: HistogramPoint) -> LayerStat:
+    """A recorded histogram as the Weights page's statistics: its exact mean, min and max; its standard deviation
+    and L2 norm estimated from the bucket centres (the values themselves are not in the file); the share of
+    zeros unknown (NaN)."""
     kind = "grad" if "grad" in tag.lower() else "weight"
-    mean = p.sum / p.count if p.count else math.nan
-    return LayerStat(epoch, tag, kind, mean, math.nan, p.min, p.max, math.nan, math.nan, p.edges,
-                     tuple(int(c) for c in p.counts))
+    counts = [float(c) for c in p.counts]
+    centres = [(a + b) / 2 for a, b in zip(p.edges, p.edges[1:], strict=False)]
+    total = sum(counts)
+    mean = p.sum / p.count if p.count else (sum(c * x for c, x in zip(counts, centres, strict=False)) / total
+                                            if total else math.nan)
+    std = math.sqrt(sum(c * (x - mean) ** 2 for c, x in zip(counts, centres, strict=False)) / total) if total \
+        else math.nan
+    norm = math.sqrt(sum(c * x * x for c, x in zip(counts, centres, strict=False)))
+    return LayerStat(epoch, tag, kind, mean, std, p.min, p.max, norm, math.nan, p.edges, tuple(int(c) for c in counts))
 
 
 def studio_settings(lineage: dict) -> dict:

@@ -256,3 +256,17 @@ def test_a_tensorboardx_log_imports_and_compares_against_a_studio_run(store, sma
     assert set(at.multiselect(key="compare_runs").value) == {r.id for r in store.list_runs()}
     figure = at.get("plotly_chart")[0].proto.spec
     assert "torch-run" in figure and "step loss" in figure
+
+
+def test_imported_histograms_play_back_on_weights_without_false_alarms(store, collected):
+    from tests.support.apptest import page
+    folder, _ = collected
+    report = SummaryImport(store, folder).update(final=True)
+    stats = store.layer_stats(report.run_id)
+    assert all(s.std > 0 and s.norm > 0 for s in stats), "estimated from the buckets, never NaN"
+    at = page("weights")
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.selectbox(key="weights_run").value == report.run_id
+    assert not at.warning, [w.value for w in at.warning]
+    spec = at.get("plotly_chart")[0].proto.spec
+    assert "conv1.weight" in spec and "conv2.weight" in spec

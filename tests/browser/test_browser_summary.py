@@ -1,0 +1,62 @@
+"""A MindInsight user's summary folder, opened the way a person would: Runs › Open a summary folder in Chromium,
+then the run's loss, last input image and graph by scope on Train, and its histograms on Weights."""
+import re
+import subprocess
+import sys
+
+import pytest
+
+from core import PROJECT_ROOT
+from core.runs.store import RunStore
+from tests.browser.test_browser import SHOTS, shot
+from tests.support.server import CHROMIUM, CHROMIUM_ARGS, require_chromium, start_server
+
+require_chromium(pytest)
+
+from playwright.sync_api import expect, sync_playwright  # noqa: E402
+
+
+def test_a_summary_folder_is_opened_from_runs_and_shown_on_train_and_weights(tmp_path, small_mnist):
+    summaries = tmp_path / "summaries"
+    out = subprocess.run([sys.executable, "examples/lenet5_summary_collector.py", "--data", str(small_mnist / "train"),
+                          "--summary-dir", str(summaries / "lenet5-collector"), "--steps", "10", "--epochs", "2"],
+                         cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    root = tmp_path / "store"
+    server = start_server(root)
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    try:
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            page.goto(server.url + "/runs")
+            page.get_by_text(re.compile("Open a summary folder")).click()
+            box = page.get_by_role("textbox", name="Summary folder on this server")
+            box.fill(str(summaries))
+            box.press("Enter")
+            open_button = page.get_by_test_id("stButton").get_by_role("button", name="Open", exact=True)
+            expect(open_button).to_be_enabled(timeout=30_000)  # once the page has the folder typed
+            open_button.click()
+            expect(page.get_by_text(re.compile(r"lenet5-collector: 20 steps read"))).to_be_visible(timeout=60_000)
+            store = RunStore(root)
+            (run,) = store.list_runs()
+            assert run.imported and run.status == "completed" and len(store.steps(run.id)) == 20
+            shot(page, "summary-1-runs-opened")
+
+            page.goto(server.url + "/train")
+            expect(page.get_by_text(re.compile("Read from the summary folder"))).to_be_visible(timeout=60_000)
+            expect(page.locator("[data-testid='stImage'] img").first).to_be_visible(timeout=30_000)
+            assert page.get_by_role("button", name=re.compile("Pause|Stop")).count() == 0
+            page.get_by_text(re.compile(r"The graph by name scope \(\d+ operators\)")).click()
+            expect(page.get_by_text("Default/network-WithLossCell/_backbone-LeNet5/conv1-Conv2d").first
+                   ).to_be_attached(timeout=30_000)
+            shot(page, "summary-2-train")
+
+            page.goto(server.url + "/weights")
+            chart = page.locator(".js-plotly-plot").first
+            expect(chart).to_be_visible(timeout=60_000)
+            expect(chart.get_by_text("conv1.weight").first).to_be_visible()
+            shot(page, "summary-3-weights")
+            browser.close()
+    finally:
+        server.stop()
