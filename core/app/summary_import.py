@@ -76,13 +76,19 @@ class SummaryImport:
         self.written = {"steps": 0, "skips": 0, "images": 0, "epochs": 0, "graph": 0}
         self.rates_seen: float | None = None
         self.said_not_shown: list[str] = []
+        self.records_seen, self.name = -1, ""
 
     def update(self, final: bool = True) -> ImportReport:
         """Read the folder's new records and write them. final: no more is coming (a one-off import): a training
         that wrote no lineage ends as `stopped`, its files saying nothing of how it ended."""
         content = self.reader.read(final=final)
+        if self.run_id is not None and content.records == self.records_seen and not final:
+            self.store.update(self.run_id, heartbeat=time.time())  # nothing new: still followed, says the beat
+            return ImportReport(self.run_id, self.name, last_step=content.steps, skipped=len(content.skipped))
+        self.records_seen = content.records
         run_id = self._run(content, final)
-        report = ImportReport(run_id, self.store.existing(run_id).name, skipped=len(content.skipped))
+        self.name = self.store.existing(run_id).name
+        report = ImportReport(run_id, self.name, skipped=len(content.skipped))
         report.new_steps = self._steps(run_id, content)
         report.last_step = content.steps
         self._rates(run_id, content)
