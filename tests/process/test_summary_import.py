@@ -17,7 +17,7 @@ from core.app.summary_import import SummaryImport, find_imported
 from core.runs.store import RunStore
 from core.summaries.mindspore_summary import FolderReader, summary_folders
 from core.summaries.records import frame, scan_records
-from tests.support.helpers import cli
+from tests.support.helpers import cli, wait_for
 
 STEPS, EPOCHS = 12, 2
 
@@ -270,3 +270,27 @@ def test_imported_histograms_play_back_on_weights_without_false_alarms(store, co
     assert not at.warning, [w.value for w in at.warning]
     spec = at.get("plotly_chart")[0].proto.spec
     assert "conv1.weight" in spec and "conv2.weight" in spec
+
+
+def test_the_command_line_watches_a_training_while_it_runs_and_stops_when_it_ends(small_mnist, tmp_path):
+    """`--watch` started before the script: it waits for the folder's files, follows them, and returns once the
+    training lineage says the training ended, with every step the script printed."""
+    folder = tmp_path / "summaries" / "live"
+    folder.mkdir(parents=True)
+    script = subprocess.Popen([sys.executable, "examples/lenet5_summary_collector.py", "--data",
+                               str(small_mnist / "train"), "--summary-dir", str(folder), "--steps", "10",
+                               "--epochs", "2"], cwd=PROJECT_ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True)
+    try:
+        wait_for(lambda: any(folder.glob("*_MS")), 120, "the script's first summary file")
+        watch = cli("core.cli.import_summary", str(folder), "--store", str(tmp_path / "store"), "--watch",
+                    "--every", "0.2", timeout=300)
+        printed, _ = script.communicate(timeout=300)
+    finally:
+        script.kill()
+    assert watch.returncode == 0, watch.stderr
+    assert watch.stdout.strip().splitlines()[-1].endswith("last step 20; training ended"), watch.stdout
+    store = RunStore(tmp_path / "store")
+    (run,) = store.list_runs()
+    losses = [float(m.group(1)) for m in re.finditer(r"^step \d+ loss ([0-9.]+)$", printed, re.M)]
+    assert run.status == "completed" and [s.loss for s in store.steps(run.id)] == pytest.approx(losses, abs=1e-6)
