@@ -64,7 +64,7 @@ def live(run_id: str, page_view, drawn, options):
         if was_active:
             with status_slot():
                 draw_status(view.run)
-        if was_active and (not view.run.active or header_state(view.run) != drawn):
+        if was_active and (not view.run.active or header_state(view) != drawn):
             # Finished, paused, resumed, renamed, slowed: the whole page once, after this update has shown the
             # new step (a Start waited for the page's run before its first step appeared: bench/start_latency.py).
             st.rerun()
@@ -78,7 +78,7 @@ with live_slot:
     if presenting():  # one screen for the room: the control bar, the curves under it, their options below
         lesson_bar(store, header.run, header.live)
         chart_slot = st.container()
-        drawn, options = header_state(header.run), curve_options()
+        drawn, options = header_state(header), curve_options()
         with chart_slot:
             live(shown, header, drawn, options)
     else:

@@ -17,9 +17,10 @@ from ui.schedule_view import current_learning_rate
 __all__ = ["live_values", "knob_inputs", "knob_key", "ask_typed", "changes_text"]
 
 
-def live_values(run: Run, history: History) -> dict[str, float]:
+def live_values(run: Run, history: History, asked: dict[str, float] | None = None) -> dict[str, float]:
     """The value of each knob at the run's next step: its start value (the config's; the learning rate's
-    schedule), then the changes made or replayed so far."""
+    schedule), then the changes made or replayed so far, then what is asked and not yet taken (a paused run keeps
+    its requests until its next step)."""
     values: dict[str, float] = {}
     for knob in optimizer_settings_of(run.config):
         if knob.name == LEARNING_RATE:
@@ -27,7 +28,7 @@ def live_values(run: Run, history: History) -> dict[str, float]:
             continue
         changed = [c.value for c in history.setting_changes if c.setting == knob.name]
         values[knob.name] = changed[-1] if changed else float(getattr(run.config, knob.config_field or knob.name))
-    return values
+    return {**values, **{k: v for k, v in (asked or {}).items() if k in values}}
 
 
 def knob_key(setting: str, run: Run) -> str:

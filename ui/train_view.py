@@ -48,7 +48,7 @@ class HeaderState:
     name: str
     submitter: str
     step_delay: float | None
-
+    live: tuple[tuple[str, float], ...] = ()  # the knobs' values: the lesson bar's rate button shows one
 
 def build_view(store: RunStore, run_id: str, live: bool) -> RunView | None:
     """Everything the view shows of a run, read once (None: the run is gone). live: the run is training and this
@@ -60,7 +60,8 @@ def build_view(store: RunStore, run_id: str, live: bool) -> RunView | None:
         return None
     per_epoch = run.total_steps // run.config.epochs if run.total_steps else None
     history = read_history(store, run_id, per_epoch)
-    values = live_values(run, history) if run.active else {}
+    asked = store.requests(run_id) if run.active else None
+    values = live_values(run, history, asked.asked if asked else None) if run.active else {}
     return RunView(run, history, log, history.steps[-1].elapsed if history.steps else None, values)
 
 
@@ -72,8 +73,9 @@ def view_of(store: RunStore, run_id: str, live: bool) -> RunView | None:
     return build_view(store, run_id, live=False)
 
 
-def header_state(run: Run) -> HeaderState:
-    return HeaderState(run.status, run.name, run.submitter, run.step_delay)
+def header_state(view: RunView) -> HeaderState:
+    run = view.run
+    return HeaderState(run.status, run.name, run.submitter, run.step_delay, tuple(sorted(view.live.items())))
 
 
 def start_button(store: RunStore, config: TrainConfig, disabled_by: bool = False, name: str | None = None,
@@ -139,7 +141,7 @@ def draw_header(view: RunView) -> tuple[HeaderState, CurveOptions]:
     if run.active and not run.imported:
         controls(run)
         draw_lesson(view)
-    return header_state(run), curve_options()
+    return header_state(view), curve_options()
 
 
 def draw_lesson(view: RunView) -> None:

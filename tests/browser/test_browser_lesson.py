@@ -147,6 +147,8 @@ def test_a_lesson_on_one_projector_screen(lesson):
     shot(page, "lesson_knobs_room")  # the popover's three knobs and Apply on the room's first screen
     apply.click()
     page.keyboard.press("Escape")
+    # paused: the asked rate waits for the next step, and the bar already says it (it said the old one until Resume)
+    expect(page.get_by_role("button", name=re.compile(r"rate 0\.05"))).to_be_visible(timeout=15_000)
     step.click()
     wait_for(lambda: store.get(run.id).step == 10 and store.get(run.id).status == "paused", what="5 more steps", timeout=60)
     assert [(c.step, c.setting, c.value) for c in store.setting_changes(run.id)] == [

@@ -112,6 +112,8 @@ def test_step_slow_motion_and_a_new_learning_rate_through_the_run_store(store, s
 
     assert store.ask(run_id, "learning_rate", 0.05).code == "requested"
     assert store.ask(run_id, "learning_rate", 0).code == "bad_value"
+    let_pass(0.6, "the paused worker reads its requests (every 0.2 s) and keeps the rate for its next step")
+    assert store.requests(run_id).asked == {"learning_rate": pytest.approx(0.05)}, "asked until a step takes it"
     store.ask(run_id, "step", 3)
     wait_for(lambda: store.get(run_id).status == "paused" and store.get(run_id).step == 10, what="3 more steps")
     assert store.setting_changes(run_id) == [SettingEvent(8, "learning_rate", pytest.approx(0.05))]

@@ -149,10 +149,9 @@ class StoreControl(Control, Callback):
         if asked.request != self.request and asked.request in ("pause", "run"):
             self._mirror(asked.request)
         self.request, self.delay = asked.request, asked.step_delay
-        for setting in OPTIMIZER_SETTINGS:
-            if setting in asked.asked:
-                self.settings[setting] = asked.asked[setting]
-                self.store.take(self.run_id, setting, asked.asked[setting])
+        # Optimizer settings are taken at the step that uses them (setting_requests), not here: while the run is
+        # paused the store keeps them as asked, so every page says the rate of the next step.
+        self.settings = {s: asked.asked[s] for s in OPTIMIZER_SETTINGS if s in asked.asked}
 
     def _mirror(self, request: str) -> None:
         if request == "pause":
@@ -179,6 +178,8 @@ class StoreControl(Control, Callback):
     def setting_requests(self) -> dict[str, float]:
         self._refresh()
         settings, self.settings = self.settings, {}
+        for setting, value in settings.items():
+            self.store.take(self.run_id, setting, value)
         return settings
 
     def fine_grained(self) -> bool:
