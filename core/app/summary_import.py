@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from core.messages import Message
+from core.networks import known_network
 from core.runs.rows import SUMMARY, Run
 from core.runs.store import RunStore
 from core.summaries.content import FolderContent, HistogramPoint
@@ -36,7 +37,6 @@ ACC_TAGS = ("accuracy", "acc", "val_acc", "eval_acc", "Accuracy", "accuracy/eval
 VAL_LOSS_TAGS = ("val_loss", "eval_loss", "loss/eval", "validation_loss")
 INDEX, GRAPH = "summary-index.json", "summary-graph.json"  # the run's files: what it holds, and its graph
 OPTIMIZERS = {"Momentum": "momentum", "SGD": "sgd", "Adam": "adam"}
-NETWORKS = {"LeNet5": "lenet5"}
 
 
 @dataclass
@@ -251,8 +251,9 @@ def studio_settings(lineage: dict) -> dict:
     out = {k: lineage[k] for k in ("learning_rate", "batch_size", "epochs") if lineage.get(k)}
     if lineage.get("optimizer") in OPTIMIZERS:
         out["optimizer"] = OPTIMIZERS[lineage["optimizer"]]
-    if lineage.get("network") in NETWORKS:
-        out["network"] = NETWORKS[lineage["network"]]
+    network = "".join(ch for ch in str(lineage.get("network", "")).lower() if ch.isalnum())  # "LeNet5" -> "lenet5"
+    if network and known_network(network) is not None:  # one of the studio's registered networks
+        out["network"] = network
     return out
 
 
