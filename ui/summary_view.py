@@ -13,7 +13,7 @@ from core.app.summary_import import INDEX, SummaryImport, scope_table
 from core.data.idx import DataError
 from core.runs.rows import Run
 from core.runs.store import RunStore
-from core.summaries.folders import training_folders
+from core.summaries.training_folders import training_folders
 from ui.identity import actions, refused_here
 from ui.language import say, t
 from ui.session import check_user_path
@@ -30,7 +30,7 @@ def summary_panel(store: RunStore) -> bool:
         st.caption(t("runs.summary_help"))
         if refused_here("import_summary"):
             return False
-        typed = st.text_input(t("runs.summary_folder"), key="summary_folder", placeholder="summaries/lenet5")
+        typed = st.text_input(t("runs.summary_folder"), key="summary_folder")
         if not st.button(t("runs.summary_button"), key="summary_open", disabled=not typed.strip()):
             return False
         try:

@@ -23,7 +23,7 @@ from core.networks import known_network
 from core.runs.rows import SUMMARY, Run
 from core.runs.store import RunStore
 from core.summaries.content import FolderContent, HistogramPoint
-from core.summaries.folders import reader_for
+from core.summaries.training_folders import reader_for
 from core.track import studio_config
 from core.training.events import SettingEvent, ValidationEvent
 from core.training.layer_stats import LayerStat

@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 from core.app.summary_import import SummaryImport
-from core.summaries.folders import training_folders
+from core.summaries.training_folders import training_folders
 from core.track import _who, open_store
 
 __all__ = ["main"]

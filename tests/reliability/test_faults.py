@@ -153,11 +153,10 @@ def test_a_full_disk_under_the_store_is_said_by_the_command_lines_that_queue(tmp
     with small_filesystem(folder, "2m"):
         RunStore(folder)  # the store exists (migrated) before the disk fills
         filler = folder / "filler"
-        with open(filler, "wb") as f:
-            try:
+        with open(filler, "wb", buffering=0) as f:  # unbuffered: a chunk the full disk refused is not kept to
+            try:                                     # be written again, and refused again, when the file closes
                 while True:
                     f.write(b"\0" * 65536)
-                    f.flush()
             except OSError:
                 pass  # the disk is full
         for argv in (["core.cli.train", "--network", "mlp", "--data-dir", str(small_mnist), "--no-wait"],

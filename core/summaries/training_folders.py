@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from core.summaries.mindspore_summary import FolderReader, is_summary_file
-from core.summaries.tensorboard_events import TensorBoardReader, is_event_file
+from core.summaries.tensorboard_logs import TensorBoardReader, is_event_file
 
 __all__ = ["training_folders", "reader_for"]
 
