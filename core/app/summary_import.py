@@ -7,7 +7,8 @@ and the studio's config where a setting is one of its own). Every other tag is n
 silently.
 
 A watched folder (SummaryImport.update again and again) stays `running` while its training writes; it ends
-`completed` when the training lineage arrives (Model.train wrote it on returning)."""
+`completed` when the training lineage has arrived (Model.train writes it on returning) and the files have stayed quiet
+for SETTLE_S."""
 from __future__ import annotations
 
 import json
@@ -29,12 +30,16 @@ from core.training.events import SettingEvent, ValidationEvent
 from core.training.layer_stats import LayerStat
 
 __all__ = ["SummaryImport", "ImportReport", "find_imported", "scope_table", "LOSS_TAGS", "RATE_TAGS", "INDEX",
-           "GRAPH"]
+           "SETTLE_S", "GRAPH"]
 
 LOSS_TAGS = ("loss", "train_loss", "loss/train", "Loss")
 RATE_TAGS = ("learning_rate", "lr", "learning rate", "learning_rate/train")
 ACC_TAGS = ("accuracy", "acc", "val_acc", "eval_acc", "Accuracy", "accuracy/eval", "val_accuracy")
 VAL_LOSS_TAGS = ("val_loss", "eval_loss", "loss/eval", "validation_loss")
+# The lineage file is written when Model.train returns, while SummaryRecord's writer process may still hold the
+# last steps' records: a watched training is ended once its files have also stayed quiet this long (CI saw the
+# lineage read with 18 of 20 steps in the summary file).
+SETTLE_S = 1.0
 INDEX, GRAPH = "summary-index.json", "summary-graph.json"  # the run's files: what it holds, and its graph
 OPTIMIZERS = {"Momentum": "momentum", "SGD": "sgd", "Adam": "adam"}
 
@@ -76,7 +81,7 @@ class SummaryImport:
         self.written = {"steps": 0, "skips": 0, "images": 0, "epochs": 0, "graph": 0}
         self.rates_seen: float | None = None
         self.said_not_shown: list[str] = []
-        self.records_seen, self.name = -1, ""
+        self.records_seen, self.name, self.last_new = -1, "", 0.0
 
     def update(self, final: bool = True) -> ImportReport:
         """Read the folder's new records and write them. final: no more is coming (a one-off import): a training
@@ -84,8 +89,12 @@ class SummaryImport:
         content = self.reader.read(final=final)
         if self.run_id is not None and content.records == self.records_seen and not final:
             self.store.update(self.run_id, heartbeat=time.time())  # nothing new: still followed, says the beat
-            return ImportReport(self.run_id, self.name, last_step=content.steps, skipped=len(content.skipped))
-        self.records_seen = content.records
+            quiet = ImportReport(self.run_id, self.name, last_step=content.steps, skipped=len(content.skipped))
+            if content.ended and time.monotonic() - self.last_new >= SETTLE_S:
+                self.store.finish(self.run_id, "completed", Message("summary_ended"))
+                quiet.ended = True
+            return quiet
+        self.records_seen, self.last_new = content.records, time.monotonic()
         run_id = self._run(content, final)
         self.name = self.store.existing(run_id).name
         report = ImportReport(run_id, self.name, skipped=len(content.skipped))
@@ -100,7 +109,7 @@ class SummaryImport:
         if report.not_shown and report.not_shown != self.said_not_shown:
             self.store.log(run_id, "recorded but shown on no page: " + ", ".join(report.not_shown))
             self.said_not_shown = report.not_shown
-        report.ended = content.ended
+        report.ended = content.ended and final  # watched: ended once the files stay quiet (SETTLE_S)
         self._status(run_id, content, final)
         return report
 
@@ -194,7 +203,7 @@ class SummaryImport:
         self.written["skips"] = len(content.skipped)
 
     def _status(self, run_id: str, content: FolderContent, final: bool) -> None:
-        if content.ended:
+        if content.ended and final:
             self.store.finish(run_id, "completed", Message("summary_ended"))
         elif final:
             self.store.finish(run_id, "stopped", Message("summary_no_end"))

@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 
 from core import PROJECT_ROOT
-from core.app.summary_import import SummaryImport, find_imported
+from core.app.summary_import import SETTLE_S, SummaryImport, find_imported
 from core.runs.store import RunStore
 from core.summaries.mindspore_summary import FolderReader, summary_folders
 from core.summaries.records import frame, scan_records
-from tests.support.helpers import cli, wait_for
+from tests.support.helpers import cli, let_pass, wait_for
 
 STEPS, EPOCHS = 12, 2
 
@@ -87,6 +87,9 @@ def test_a_folder_still_being_written_is_followed_to_its_last_step(collected, tm
     assert [s.loss for s in store.steps(run.id)] == pytest.approx(printed[:run.step], abs=1e-6)
     (folder / events.name).write_bytes(data)
     (folder / lineage.name).write_bytes(lineage.read_bytes())
+    grown = follow.update(final=False)
+    assert not grown.ended and store.get(run.id).status == "running", "the lineage alone does not end it"
+    let_pass(SETTLE_S + 0.1, "the files stay quiet after the lineage arrived")
     last = follow.update(final=False)
     assert last.ended and store.get(run.id).status == "completed"
     assert [s.loss for s in store.steps(run.id)] == pytest.approx(printed, abs=1e-6)
