@@ -3,11 +3,12 @@ tag and step, plus what could not be read. Both readers (MindSpore summaries, Te
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from core.summaries.records import Skip
+from core.summaries.records import Skip, scan_records
 
 __all__ = ["ScalarPoint", "ImagePoint", "HistogramPoint", "TensorPoint", "GraphNode", "FileSkip", "FolderContent",
            "KEEP_IMAGES"]
@@ -90,6 +91,21 @@ class FolderContent:
     skipped: list[FileSkip] = field(default_factory=list)
     unknown: Counter = field(default_factory=Counter)  # kinds of record read but not understood, by name
     records: int = 0
+
+    def new_records(self, offsets: dict[str, int], matches: Callable[[Path], bool],
+                    final: bool) -> Iterator[tuple[Path, bytes]]:
+        """The sound records of the folder's files that `matches` takes, from where `offsets` says each was read up
+        to (updated as they are read); what could not be read is added to `skipped`, each record counted."""
+        for path in sorted(p for p in self.folder.iterdir() if p.is_file() and matches(p)):
+            start = offsets.get(path.name, 0)
+            if path.stat().st_size <= start:
+                continue
+            scan = scan_records(path, start, final)
+            offsets[path.name] = scan.end
+            self.skipped += [FileSkip(path.name, s) for s in scan.skipped]
+            for data in scan.records:
+                self.records += 1
+                yield path, data
 
     def add_image(self, tag: str, point: ImagePoint) -> None:
         kept = self.images.setdefault(tag, [])

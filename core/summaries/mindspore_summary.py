@@ -12,12 +12,11 @@ import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from core.summaries.content import (FileSkip, FolderContent, GraphNode, HistogramPoint, ImagePoint, ScalarPoint,
+from core.summaries.content import (FolderContent, GraphNode, HistogramPoint, ImagePoint, ScalarPoint,
                                     TensorPoint)
 from core.summaries.proto_classes import lineage_messages, summary_messages
-from core.summaries.records import scan_records
 
-__all__ = ["FolderReader", "is_summary_file", "summary_folders"]
+__all__ = ["FolderReader", "is_summary_file"]
 
 AUTO = "/auto"  # SummaryCollector's suffix of the tags it makes
 
@@ -25,13 +24,6 @@ AUTO = "/auto"  # SummaryCollector's suffix of the tags it makes
 def is_summary_file(path: Path) -> bool:
     name = path.name
     return ".summary." in name and (name.endswith("_MS") or name.endswith("_lineage"))
-
-
-def summary_folders(root: Path, most: int = 10_000) -> list[Path]:
-    """Every folder under root (root included) that holds summary files, as MindInsight's summary base folder
-    listed its trainings; sorted."""
-    found = sorted({p.parent for p in root.rglob("*.summary.*") if p.is_file() and is_summary_file(p)})
-    return found[:most]
 
 
 @dataclass
@@ -46,20 +38,11 @@ class FolderReader:
 
     def read(self, final: bool = True) -> FolderContent:
         """Read what is new. final: the files are complete (a last record cut short is truncated, not pending)."""
-        for path in sorted(p for p in self.folder.iterdir() if p.is_file() and is_summary_file(p)):
-            start = self.offsets.get(path.name, 0)
-            if path.stat().st_size <= start:
-                continue
-            scan = scan_records(path, start, final)
-            self.offsets[path.name] = scan.end
-            self.content.skipped += [FileSkip(path.name, s) for s in scan.skipped]
-            lineage = path.name.endswith("_lineage")
-            for data in scan.records:
-                self.content.records += 1
-                if lineage:
-                    _lineage_event(self.content, data)
-                else:
-                    _summary_event(self.content, data)
+        for path, data in self.content.new_records(self.offsets, is_summary_file, final):
+            if path.name.endswith("_lineage"):
+                _lineage_event(self.content, data)
+            else:
+                _summary_event(self.content, data)
         return self.content
 
 

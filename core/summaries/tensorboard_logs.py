@@ -11,8 +11,7 @@ from pathlib import Path
 import numpy as np
 from tensorboardX.proto import event_pb2, graph_pb2
 
-from core.summaries.content import FileSkip, FolderContent, GraphNode, HistogramPoint, ImagePoint, ScalarPoint
-from core.summaries.records import scan_records
+from core.summaries.content import FolderContent, GraphNode, HistogramPoint, ImagePoint, ScalarPoint
 
 __all__ = ["TensorBoardReader", "is_event_file"]
 
@@ -34,16 +33,8 @@ class TensorBoardReader:
         self.content = FolderContent(self.folder)
 
     def read(self, final: bool = True) -> FolderContent:
-        for path in sorted(p for p in self.folder.iterdir() if p.is_file() and is_event_file(p)):
-            start = self.offsets.get(path.name, 0)
-            if path.stat().st_size <= start:
-                continue
-            scan = scan_records(path, start, final)
-            self.offsets[path.name] = scan.end
-            self.content.skipped += [FileSkip(path.name, s) for s in scan.skipped]
-            for data in scan.records:
-                self.content.records += 1
-                _event(self.content, data)
+        for _, data in self.content.new_records(self.offsets, is_event_file, final):
+            _event(self.content, data)
         return self.content
 
 

@@ -15,7 +15,8 @@ import pytest
 from core import PROJECT_ROOT
 from core.app.summary_import import SETTLE_S, SummaryImport, find_imported
 from core.runs.store import RunStore
-from core.summaries.mindspore_summary import FolderReader, summary_folders
+from core.summaries.mindspore_summary import FolderReader
+from core.summaries.training_folders import training_folders
 from core.summaries.records import frame, scan_records
 from tests.support.helpers import cli, let_pass, wait_for
 
@@ -151,7 +152,7 @@ def test_an_empty_summary_file_and_a_folder_without_any_are_said_not_raised(tmp_
     folder = tmp_path / "empty-run"
     folder.mkdir()
     (folder / "events.out.events.summary.1.host_MS").write_bytes(b"")
-    assert summary_folders(tmp_path) == [folder]
+    assert training_folders(tmp_path) == [folder]
     content = FolderReader(folder).read()
     assert (content.records, content.skipped, content.scalars) == (0, [], {})
     store = RunStore(tmp_path / "store")
