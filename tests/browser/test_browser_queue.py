@@ -139,7 +139,9 @@ def test_a_sweep_started_with_configures_defaults_completes_and_shows_importance
             assert page.get_by_text(re.compile(r"#\d")).count() == 0, "settings named by their values"
             chooser = page.get_by_role("combobox", name="Sweep", exact=True)
             expect(chooser).to_have_value(re.compile(r"\(done\)$"), timeout=60_000)  # its status, once finished
-            expect(page.get_by_text("started by this computer's user")).to_be_visible()
+            started_by = page.get_by_text("started by this computer's user")
+            expect(started_by.first).to_be_visible()
+            wait_for(lambda: started_by.count() == 1, what="one sweep caption", timeout=30)  # as the heading above
             shot(page, "sweep-3-defaults-importance")
             browser.close()
         runs = RunStore(tmp_path / "store").list_runs()
