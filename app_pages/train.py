@@ -10,7 +10,7 @@ from ui.present import presenting
 from ui.session import get_config, get_store
 from ui.queue_view import queue_panel
 from ui.run_picker import draw_status, sidebar_status, status_slot
-from ui.lesson_bar import lesson_bar
+from ui.lesson_bar import lesson_bar, my_queued_line
 from ui.train_view import curve_options, draw_body, draw_header, header_state, start_form, view_of
 
 store = get_store()
@@ -60,6 +60,8 @@ def live(run_id: str, page_view, drawn, options):
         if view is None:
             st.warning(t("train.deleted"))
             return
+        if presenting():
+            my_queued_line(store, view.run)
         draw_body(store, view, options)
         if was_active:
             with status_slot():

@@ -3,11 +3,12 @@ on Draw & predict without the password, and cannot start, pause or change runs (
 from __future__ import annotations
 
 import io
-from urllib.parse import urlencode, urlsplit
+from urllib.parse import urlencode
 
 import segno
 import streamlit as st
 
+from core.app.class_address import ClassAddress, Reach, class_address
 from core.app.passes import CLASS_PARAM, class_token, signing_key
 from ui.session import get_store
 from ui.deployment import configured_password
@@ -16,14 +17,22 @@ from ui.language import LANG_PARAM, t
 
 __all__ = ["class_link", "class_link_popover", "qr_png"]
 
+# The code fits the room's screen beside the link: at 853×480 (a 1280×720 projector at 150 %) a popover has about
+# 330 px of height, and a code cut at its bottom cannot be scanned.
+_FIT = """<style>
+[class*="st-key-class_qr"] [data-testid="stImage"] img {
+  width: min(300px, calc(100vh - 200px)) !important; min-width: 160px; height: auto; }
+</style>"""
 
-def class_link() -> str:
-    """This server's address as the teacher's browser reaches it, on the Train page, with a viewer's pass."""
-    parts = urlsplit(st.context.url or "http://localhost:8501/")
+
+def class_link() -> tuple[str, ClassAddress]:
+    """The link on the Train page with a viewer's pass, at an address phones can open (core/app/class_address.py),
+    and that address with what it means."""
+    address = class_address(st.context.url or "http://localhost:8501/", st.get_option("server.address"))
     query = {CLASS_PARAM: class_token(signing_key(get_store().server_secret(), configured_password()))}
     if LANG_PARAM in st.query_params:
         query[LANG_PARAM] = st.query_params[LANG_PARAM]
-    return f"{parts.scheme}://{parts.netloc}/train?{urlencode(query)}"
+    return f"{address.base}/train?{urlencode(query)}", address
 
 
 @st.cache_data(max_entries=16, show_spinner=False)
@@ -40,8 +49,17 @@ def class_link_popover(where=st, key: str = "class_qr") -> None:
     place it is drawn (the sidebar and the lesson bar share a page)."""
     if current_person().viewer:
         return
-    link = class_link()
-    with where.popover("📱 " + t("gate.class_link"), help=t("gate.class_link_help")), st.container(key=key):
-        st.image(qr_png(link), width=360)
-        st.caption(t("gate.class_link_caption"))
-        st.code(link, language=None)
+    link, address = class_link()
+    # no tooltip on the button: it stayed over the code's top-right corner while the popover was open
+    with where.popover("📱 " + t("gate.class_link")):
+        st.html(_FIT)
+        row = st.container(horizontal=True, key=key, gap="medium")
+        row.image(qr_png(link), width=300)
+        with row.container(width=260):
+            if not address.phones_can_open:
+                st.warning(t(f"gate.class_reach_{address.reach}"))  # first: the code beside it will not work
+            st.code(link, language=None, wrap_lines=True)
+            if address.reach is Reach.NETWORK:
+                st.info(t("gate.class_reach_network", host=address.base.split("://", 1)[1]))
+            st.caption(t("gate.class_link_caption") + " " + t("gate.class_link_help"))
+

@@ -10,15 +10,15 @@ from core.runs.rows import Run
 from core.live_settings import LEARNING_RATE, MAX_STEP_REQUEST
 from core.runs.store import RunStore
 from ui.class_link import class_link_popover
-from ui.format import STATUS_ICONS, fmt_eta
+from ui.format import STATUS_ICONS
 from ui.identity import actions, attempt, owner_label
 from ui.language import status_word, t
 from ui.live_knobs import knob_inputs
 from ui.pacing import DELAYS, delay_label, on_apply, on_step, say_kept, set_delay, toast_notice
-from ui.queue_view import my_waiting_run, to_front_button
+from ui.queue_view import my_waiting_run, to_front_button, when_it_starts
 from ui.text import literal
 
-__all__ = ["lesson_bar"]
+__all__ = ["lesson_bar", "my_queued_line"]
 
 
 def lesson_bar(store: RunStore, run: Run, values: dict[str, float]) -> None:
@@ -28,7 +28,7 @@ def lesson_bar(store: RunStore, run: Run, values: dict[str, float]) -> None:
     title.markdown(f"#### {STATUS_ICONS.get(run.status, '')} {literal(run.name)} — {status_word(run.status)}")
     title.space("stretch")
     class_link_popover(title, key="class_qr_lesson")
-    _my_queued_run(store, run)
+    _to_front(store, run)
     if not run.active:
         return
     if run.imported:
@@ -82,11 +82,18 @@ def _knobs(bar, run: Run, values: dict[str, float]) -> None:
         knob_inputs(run, values, on_apply, row=True)
 
 
-def _my_queued_run(store: RunStore, shown: Run) -> None:
-    """This session's run, when it waits behind the one on screen: said where the teacher looks."""
+def _to_front(store: RunStore, shown: Run) -> None:
+    """Move to front for this session's run when others wait ahead of it (its place and wait are said below, by
+    my_queued_line, which the live view draws again at every poll)."""
     mine = my_waiting_run(store, st.session_state.get("started_run_id"))
     if mine is not None and mine.run.id != shown.id:
-        row = st.container(horizontal=True, vertical_alignment="center")
-        row.info("⏳ " + t("queue.mine_waiting", name=literal(mine.run.name), position=mine.position,
-                          eta=fmt_eta(mine.starts_in_s)))
-        to_front_button(mine, "lesson_front", row)
+        to_front_button(mine, "lesson_front")
+
+
+def my_queued_line(store: RunStore, shown: Run) -> None:
+    """This session's run (or, after a reload, this person's), when it waits behind the one on screen: said where
+    the teacher looks, drawn at every poll so that its place and wait stay true."""
+    mine = my_waiting_run(store, st.session_state.get("started_run_id"))
+    if mine is not None and mine.run.id != shown.id:
+        st.info("⏳ " + t("queue.mine_waiting", name=literal(mine.run.name), position=mine.position,
+                         when=when_it_starts(mine)))

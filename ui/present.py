@@ -1,5 +1,6 @@
 """Presentation mode: a lesson on a projector. Large type for text, metrics and chart text, the sidebar folded
-away, the live curves at the top of Train, at most two charts per row. Kept in the link as ?present=1, so the
+away, the live curves at the top of Train, at most two charts per row, toasts at the bottom (at the top they
+covered Stop and 📱 Class link for their 4 s). Kept in the link as ?present=1, so the
 teacher's link opens in it. Light or dark: Streamlit's own theme switch (⋮ menu › Settings), which
 .streamlit/config.toml offers with a light and a dark theme."""
 from __future__ import annotations
@@ -29,6 +30,7 @@ html {{ font-size: {ROOT_FONT}px; }}
 [data-testid="stCaptionContainer"] {{ font-size: 0.9rem; }}
 [data-testid="stWidgetLabel"] p, :not([data-testid="stMetricValue"]) > [data-testid="stMarkdownContainer"] p,
 [data-testid="stProgress"] p {{ font-size: 1rem; }}
+[data-testid="stToastContainer"] {{ top: auto !important; bottom: 0.5rem; }}
 </style>"""
 
 

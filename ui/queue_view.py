@@ -7,11 +7,11 @@ import streamlit as st
 from core.runs.run_queue import QueuedRun, RunQueue
 from core.runs.store import RunStore
 from ui.format import fmt_eta
-from ui.identity import actions, attempt
+from ui.identity import actions, attempt, current_person
 from ui.language import t
 from ui.text import literal
 
-__all__ = ["queue_panel", "queue_line", "my_waiting_run", "to_front_button", "clean_up_panel"]
+__all__ = ["queue_panel", "queue_line", "my_waiting_run", "to_front_button", "clean_up_panel", "when_it_starts"]
 
 # rows drawn with their buttons; the rest are counted (200 queued runs of one person: a page, not 400 buttons)
 SHOWN = 12
@@ -30,6 +30,13 @@ def _compact(waiting: list[QueuedRun]) -> tuple[list[QueuedRun], dict[str, list[
     return single, by_sweep
 
 
+def when_it_starts(w: QueuedRun) -> str:
+    """ "starts in about 20 s", or, behind a paused run, what it waits for (a pause has no end to estimate)."""
+    if w.held_by:
+        return t("queue.after_paused", run=literal(w.held_by))
+    return t("queue.starts_in", eta=fmt_eta(w.starts_in_s))
+
+
 def queue_panel(store: RunStore, key: str) -> None:
     """The queued runs in start order, with Cancel and Move to front (nothing when the queue is empty): a row per
     run outside sweeps (at most SHOWN of other people's and 2 × SHOWN in all), a row per sweep."""
@@ -43,13 +50,13 @@ def queue_panel(store: RunStore, key: str) -> None:
     for runs in by_sweep.values():
         st.markdown(t("queue.sweep_row", position=runs[0].position, n=len(runs),
                       name=literal(runs[0].run.name.split(" #")[0]), who=literal(runs[0].run.submitter or "–"),
-                      eta=fmt_eta(runs[0].starts_in_s)))
+                      when=when_it_starts(runs[0])))
     shown = [w for w in single if w.position <= SHOWN or act.person.may("cancel", w.run)][:SHOWN * 2]
     for w in shown:
         row = st.container(horizontal=True, vertical_alignment="center")
         row.markdown(t("queue.row", position=w.position, name=literal(w.run.name),
                        who=literal(w.run.submitter or w.run.source), network=literal(w.run.config.shape_label),
-                       epochs=w.run.config.epochs, eta=fmt_eta(w.starts_in_s)))
+                       epochs=w.run.config.epochs, when=when_it_starts(w)))
         if not act.person.may("cancel", w.run):
             continue
         to_front_button(w, f"{key}_front_{w.run.id}", row)
@@ -81,10 +88,16 @@ def clean_up_panel(store: RunStore, waiting: list[QueuedRun], key: str) -> None:
 
 
 def my_waiting_run(store: RunStore, run_id: str | None) -> QueuedRun | None:
-    """The run `run_id` (this session's last Start) while it waits in the queue, with its place."""
-    if run_id is None:
-        return None
-    return next((w for w in RunQueue(store).waiting() if w.run.id == run_id), None)
+    """The run `run_id` (this session's last Start) while it waits in the queue, with its place; without one (a
+    reload begins a new session), the first of this person's own runs that wait."""
+    waiting = RunQueue(store).waiting()
+    mine = next((w for w in waiting if w.run.id == run_id), None)
+    person = current_person()
+    if mine is not None or person.viewer:
+        return mine
+    # a local single-user server's one person has no name, and their runs no submitter: each is theirs
+    return next((w for w in waiting if person.owns(w.run) or not person.ident and not w.run.submitter
+                 and not w.run.sweep), None)
 
 
 def to_front_button(w: QueuedRun, key: str, where=st) -> None:
@@ -101,4 +114,4 @@ def queue_line(store: RunStore) -> None:
     waiting = RunQueue(store).waiting()
     if waiting:
         st.caption("⏳ " + t("queue.sidebar", n=len(waiting), name=literal(waiting[0].run.name),
-                             eta=fmt_eta(waiting[0].starts_in_s)))
+                             when=when_it_starts(waiting[0])))

@@ -20,6 +20,7 @@ from ui.language import label, language, say, status_word, t
 from ui.live import run_snapshot, shared_views
 from ui.pacing import controls, notice_text, pacing
 from ui.present import chart_config, on_phone, presenting
+from ui.queue_view import when_it_starts
 from ui.live_knobs import live_values
 from ui.start_pace import start_pace_picker
 from ui.summary_view import imported_files
@@ -101,8 +102,7 @@ def start_button(store: RunStore, config: TrainConfig, disabled_by: bool = False
     st.session_state["_await_first_step"] = run_id  # the Train page it opens draws the first step (ui/first_step)
     mine = next((w for w in RunQueue(store).waiting() if w.run.id == run_id), None)
     if mine is not None:  # said after the rerun that follows
-        st.session_state["_train_notice"] = t("queue.queued", position=mine.position,
-                                              eta=fmt_eta(mine.starts_in_s))
+        st.session_state["_train_notice"] = t("queue.queued", position=mine.position, when=when_it_starts(mine))
     return True
 
 

@@ -209,7 +209,10 @@ def _queue_line(queue: RunQueue, run_id: str) -> str:
     mine = next((w for w in waiting if w.run.id == run_id), None)
     if mine is None:
         return "queued: starting..."
-    when = f"starts in {about(mine.starts_in_s)}" if mine.starts_in_s is not None else "start time unknown"
+    if mine.held_by:
+        when = f"starts once the paused run {mine.held_by} is resumed and ends, or is stopped"
+    else:
+        when = f"starts in {about(mine.starts_in_s)}" if mine.starts_in_s is not None else "start time unknown"
     return f"queued: position {mine.position} of {len(waiting)}, {when} ({queue.slots} slot(s); Ctrl-C cancels)"
 
 

@@ -16,6 +16,7 @@ only one of them acting)."""
 from __future__ import annotations
 
 import heapq
+import math
 import os
 import statistics
 import time
@@ -23,7 +24,7 @@ from dataclasses import dataclass
 
 from core.config import TrainConfig
 from core.networks import known_network
-from core.runs.rows import FULL_SPEED, QUEUED, QueueState, Run, StartPace
+from core.runs.rows import FULL_SPEED, QUEUED, QueueState, Run, StartPace, Status
 from core.runs.store.roles import QueueStore
 
 __all__ = ["RunQueue", "QueuedRun", "SLOTS_ENV", "slots_setting", "dispatch_order"]
@@ -75,6 +76,7 @@ class QueuedRun:
     run: Run
     position: int                # 1: next to start
     starts_in_s: float | None    # estimate from the runs ahead of it (None: unknown)
+    held_by: str | None = None   # the paused run whose slot it waits for (no estimate: a pause has no end)
 
 
 def dispatch_order(queued: list[Run], last_started: dict[str, float]) -> list[Run]:
@@ -139,24 +141,27 @@ class RunQueue:
         state = self.store.queue_state()
         order = dispatch_order(state.queued, state.last_started)
         estimates = self._estimates(order, state.active)
-        return [QueuedRun(r, i + 1, s) for i, (r, s) in enumerate(zip(order, estimates, strict=True))]
+        return [QueuedRun(r, i + 1, s, held) for i, (r, (s, held)) in enumerate(zip(order, estimates, strict=True))]
 
-    def _estimates(self, order: list[Run], active: list[Run]) -> list[float | None]:
+    def _estimates(self, order: list[Run], active: list[Run]) -> list[tuple[float | None, str | None]]:
         """Seconds until each queued run starts: the slots' timeline with the active runs' ETAs and the queued
-        runs' expected durations (expected_seconds)."""
-        free_at = [self._remaining(r) for r in active for _ in range(max(r.slots, 1))]
-        free_at += [0.0] * max(self.slots - len(free_at), 0)
+        runs' expected durations (expected_seconds). A paused run's slot frees at no known time: a run that
+        needs it has no estimate, and the paused run's name instead."""
+        free_at: list[tuple[float, str]] = [
+            (math.inf, r.name) if r.status == Status.PAUSED else (self._remaining(r), "")
+            for r in active for _ in range(max(r.slots, 1))]
+        free_at += [(0.0, "")] * max(self.slots - len(free_at), 0)
         if not free_at:  # no slot on this host (STUDIO_SLOTS=0: a Dask cluster trains them): no estimate
-            return [None] * len(order)
+            return [(None, None)] * len(order)
         heapq.heapify(free_at)
-        out: list[float | None] = []
+        out: list[tuple[float | None, str | None]] = []
         for r in order:
             need = min(max(r.slots, 1), len(free_at))
             taken = [heapq.heappop(free_at) for _ in range(need)]
-            start = max(taken)
-            out.append(start)
+            start, holder = max(taken)
+            out.append((None, holder) if math.isinf(start) else (start, None))
             for _ in taken:
-                heapq.heappush(free_at, start + self.expected_seconds(r.config))
+                heapq.heappush(free_at, (start + self.expected_seconds(r.config), holder))
         return out
 
     def _remaining(self, run: Run) -> float:

@@ -74,6 +74,8 @@ def test_a_phone_watches_through_the_class_link_draws_and_cannot_start(classroom
     assert qr.bounding_box()["width"] >= 200, "a code the back row's phones can scan"
     link = teacher.locator('.st-key-class_qr [data-testid="stCode"]').first.inner_text().strip()
     assert link.startswith(url + "/train?class=")
+    # the test's server listens on 127.0.0.1: the code works on this computer only, and the popover says so
+    expect(teacher.get_by_text("No phone can open it").first).to_be_visible()
     shot(teacher, "class_link_qr")
 
     # --- a phone opens it: no password, the run live, nothing to start or control ---------------------------

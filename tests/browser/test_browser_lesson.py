@@ -167,6 +167,21 @@ def test_a_lesson_on_one_projector_screen(lesson):
     wait_for(lambda: store.get(run.id).step_delay == pytest.approx(0.1), what="a delay of 0.1 s", timeout=15)
     page.keyboard.press("Escape")
 
+    # --- the class link's code, whole on the room's screen and in its popover, no tooltip over it --------------
+    page.locator('[data-testid="stMain"]').get_by_role("button", name=re.compile("Class link")).click()
+    code = page.locator(".st-key-class_qr_lesson img")
+    expect(code).to_be_visible()
+    on_first_screen(page, code)
+    panel = page.locator('[data-testid="stPopoverBody"]').bounding_box()
+    box = code.bounding_box()
+    assert panel["y"] <= box["y"] and box["y"] + box["height"] <= panel["y"] + panel["height"], (box, panel)
+    assert box["width"] >= 200, "a code the back row's phones can scan"
+    assert page.locator('[data-testid="stTooltipContent"]:visible').count() == 0, "nothing covers a finder square"
+    # this server listens on 127.0.0.1 only: the teacher is told that no phone can open it, and why
+    expect(page.get_by_text("No phone can open it: the studio listens on this computer only")).to_be_visible()
+    shot(page, "lesson_class_link_room")
+    page.keyboard.press("Escape")
+
     # --- Resume: about ten steps a second in slow motion; then Stop ------------------------------------------
     resume = page.get_by_role("button", name="▶️ Resume")
     on_first_screen(page, resume)
@@ -254,3 +269,42 @@ def test_a_lesson_in_presentation_mode(lesson):
     page.get_by_role("button", name="⏹️ Stop").click()
     wait_status(page, "stopped")
     assert store.get(run.id).status == "stopped"
+
+
+def test_a_start_queued_behind_a_paused_run_says_what_it_waits_for_live_and_after_a_reload(lesson):
+    """The teacher's own run, paused, holds the slot; a Start from the lesson's "Next run" joins the queue. The bar
+    does not promise "about 20 s" (a pause has no end): it says which paused run it waits for, still after a
+    reload (a new session), and the estimate comes back by itself at the next poll once the run resumes."""
+    url, store, browser = lesson
+    from core.config import TrainConfig  # as start_lesson_run: the server's modules, not the page's
+    from core.runs.launch import launcher
+    from core.runs.rows import StartPace
+    held = launcher.start(store, TrainConfig(network="mlp", hidden=(64, 64), epochs=40), name="held lesson",
+                          pace=StartPace(paused=True))
+    page = browser.new_page(viewport=ROOM, device_scale_factor=1.5)
+    page.goto(url + "/train?present=1&network=mlp&hidden=32&epochs=1")
+    wait_status(page, "paused")
+    page.get_by_text("Next run", exact=True).click()
+    page.get_by_role("button", name="Start training").click()
+    waiting = page.get_by_text(re.compile(r"waits in the queue: number 1, starts once the paused run held lesson "
+                                          r"is resumed and ends, or is stopped"))
+    expect(waiting).to_be_visible(timeout=30_000)
+    queued = [r for r in store.list_runs() if r.status == "queued"]
+    assert len(queued) == 1, queued
+    shot(page, "lesson_queued_behind_paused")
+
+    page.reload()  # a new session: the page finds the person's waiting run by its owner
+    wait_status(page, "paused")
+    expect(waiting).to_be_visible(timeout=30_000)
+
+    page.get_by_role("button", name="▶️ Resume").click()
+    expect(page.get_by_text(re.compile(r"waits in the queue: number 1, starts in (about|a few)"))).to_be_visible(
+        timeout=30_000)
+    page.get_by_role("button", name="⏹️ Stop").click()
+    wait_for(lambda: store.get(queued[0].id).status != "queued", what="the queued run to start", timeout=60)
+    assert store.get(held).status == "stopped"
+    expect(page.get_by_text(re.compile("waits in the queue"))).to_have_count(0, timeout=30_000)
+    for r in store.list_runs():
+        if r.active:
+            store.request(r.id, "stop")
+    wait_for(lambda: not any(r.active for r in store.list_runs()), what="every run to stop", timeout=60)

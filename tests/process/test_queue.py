@@ -207,6 +207,13 @@ def test_the_estimate_counts_the_runs_ahead(store):
                                              + queue.expected_seconds(CONFIG.with_(epochs=4)))
     store.update(first, eta=5.0, status="running")
     assert {w.run.id: w.starts_in_s for w in queue.waiting()}[second] == pytest.approx(5.0)
+    # paused, "a" holds its slot for as long as its owner likes: no estimate, and the runs behind it say why
+    store.update(first, status="paused")
+    assert [(w.run.id, w.starts_in_s, w.held_by) for w in queue.waiting()] == [(second, None, "a"), (third, None, "a")]
+    assert [(w.starts_in_s, w.held_by) for w in RunQueue(store, slots=2).waiting()] == [
+        (0.0, None), (pytest.approx(queue.expected_seconds(CONFIG.with_(epochs=4))), None)], "another slot is free"
+    store.update(first, status="running")
+    assert [w.held_by for w in queue.waiting()] == [None, None]
 
 
 def test_a_runs_expected_length_comes_from_the_real_durations_of_completed_runs_like_it(store):

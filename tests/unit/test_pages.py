@@ -105,7 +105,8 @@ def test_a_run_deleted_elsewhere_is_reported_not_silently_replaced(with_run, tra
     second = model_service.import_checkpoint(store, trained_ckpt.read_bytes(), "second.ckpt")
     at = page(name)
     at.selectbox(key=key).set_value(store.get(second)).run()
-    assert at.selectbox(key=key).value.id == second and not at.warning
+    # (the sidebar's class-link popover warns that phones cannot reach a server on 127.0.0.1: not about the run)
+    assert at.selectbox(key=key).value.id == second and not [w for w in at.warning if "no longer exists" in w.value]
     store.delete(second)  # in another tab
     at.run()
     assert not at.exception, [e.value for e in at.exception]
