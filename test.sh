@@ -1,14 +1,25 @@
 #!/usr/bin/env bash
-# Set up (once) and run the whole test suite. Extra arguments go to pytest.
+# Set up (once) and run the whole test suite. Extra arguments go to pytest (one run, as given).
 #   ./test.sh --fast    the unit lane (tests/unit: minutes), for daily work
 #   ./test.sh tests/process/test_queue.py -k sweep    any pytest selection
+#   ./test.sh -n 2 --dist loadfile tests/process     a group on two workers (pytest-xdist)
 source "$(dirname "$0")/scripts/setup_venv.sh" requirements-dev.txt
 if [ "${1:-}" = "--fast" ]; then
   shift
-  exec python -m pytest -q -m unit tests/unit "$@"
+  exec python -m pytest -q -n 2 --dist loadfile -m unit tests/unit "$@"
 fi
 # The sign-in test's OpenID Connect provider (npm's oidc-provider), installed once from its lock file.
 if command -v npm >/dev/null && [ ! -d tests/support/oidc/node_modules ]; then
   npm ci --prefix tests/support/oidc --no-audit --no-fund --silent
 fi
-exec python -m pytest -q "$@"
+if [ "$#" -gt 0 ]; then
+  exec python -m pytest -q "$@"
+fi
+# The whole suite in two phases (docs/testing.md). First the unit and process groups on two workers
+# (pytest-xdist, a module per worker at a time, so a module's fixtures are made once): one worker's training
+# fills the other's waits. Then the browser and reliability groups one at a time: they time what a person or a
+# fault would see, and a second worker's training beside them would slow what they time.
+status=0
+python -m pytest -q -n 2 --dist loadfile tests/unit tests/process || status=$?
+python -m pytest -q tests/browser tests/reliability || status=$?
+exit "$status"
