@@ -9,7 +9,8 @@ import json
 import pandas as pd
 import streamlit as st
 
-from core.app.summary_import import INDEX, SummaryImport, scope_table
+from core.app.summary_follow import FOLLOWERS
+from core.app.summary_import import INDEX, ImportReport, SummaryImport, scope_table
 from core.data.idx import DataError
 from core.runs.rows import Run
 from core.runs.store import RunStore
@@ -31,6 +32,7 @@ def summary_panel(store: RunStore) -> bool:
         if refused_here("import_summary"):
             return False
         typed = st.text_input(t("runs.summary_folder"), key="summary_folder")
+        follow = st.toggle(t("runs.summary_follow"), key="summary_follow", help=t("runs.summary_follow_help"))
         if not st.button(t("runs.summary_button"), key="summary_open", disabled=not typed.strip()):
             return False
         try:
@@ -43,14 +45,32 @@ def summary_panel(store: RunStore) -> bool:
             st.error(t("runs.summary_none", folder=literal(str(root))))
             return False
         act = actions()
-        act.did("import_summary", None, target=str(root), detail=f"{len(folders)} folder(s)")
+        act.did("import_summary", None, target=str(root),
+                detail=f"{len(folders)} folder(s)" + (", followed" if follow else ""))
         for folder in folders:
-            report = SummaryImport(store, folder, who=act.person.ident).update(final=True)
-            st.success(t("runs.summary_done", name=literal(report.name), steps=report.last_step,
-                         skipped=report.skipped))
-            if report.not_shown:
-                st.caption(t("runs.summary_not_shown", tags=literal(", ".join(report.not_shown))))
+            if follow:
+                _follow(store, folder, act.person.ident)
+            else:
+                _said(SummaryImport(store, folder, who=act.person.ident).update(final=True))
         return True
+
+
+def _follow(store: RunStore, folder, who: str) -> None:
+    try:
+        report = FOLLOWERS.follow(store, folder, who)
+    except ValueError as e:
+        st.error(say(e))
+        return
+    if report is None:
+        st.info(t("runs.summary_followed_already", folder=literal(folder.name)))
+    else:
+        st.success(t("runs.summary_following", name=literal(report.name), steps=report.last_step))
+
+
+def _said(report: ImportReport) -> None:
+    st.success(t("runs.summary_done", name=literal(report.name), steps=report.last_step, skipped=report.skipped))
+    if report.not_shown:
+        st.caption(t("runs.summary_not_shown", tags=literal(", ".join(report.not_shown))))
 
 
 def imported_files(store: RunStore, run: Run) -> None:

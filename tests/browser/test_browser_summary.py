@@ -60,3 +60,56 @@ def test_a_summary_folder_is_opened_from_runs_and_shown_on_train_and_weights(tmp
             browser.close()
     finally:
         server.stop()
+
+
+def test_a_folder_followed_from_runs_goes_live_on_train_as_its_files_grow(tmp_path, small_mnist):
+    """Follow while it trains: the folder is opened half written; Train shows the run running, and as the rest of
+    the records and then the training lineage arrive it shows every step and "completed", with nobody clicking."""
+    from core.summaries.records import frame, scan_records
+    from tests.support.helpers import wait_for
+    written = tmp_path / "written"
+    out = subprocess.run([sys.executable, "examples/lenet5_summary_collector.py", "--data", str(small_mnist / "train"),
+                          "--summary-dir", str(written), "--steps", "10", "--epochs", "2"],
+                         cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    (events,) = written.glob("*_MS")
+    (lineage,) = written.glob("*_lineage")
+    records = scan_records(events).records
+    live = tmp_path / "summaries" / "live-training"
+    live.mkdir(parents=True)
+    (live / events.name).write_bytes(b"".join(frame(r) for r in records[:len(records) // 2]))
+    root = tmp_path / "store"
+    server = start_server(root)
+    try:
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            page.goto(server.url + "/runs")
+            page.get_by_text(re.compile("Open a summary folder")).click()
+            box = page.get_by_role("textbox", name="Summary folder on this server")
+            box.fill(str(live))
+            box.press("Enter")
+            page.get_by_role("paragraph").filter(has_text=re.compile(r"^Follow while it trains$")).click()
+            expect(page.get_by_role("switch", name="Follow while it trains")).to_be_checked()
+            open_button = page.get_by_test_id("stButton").get_by_role("button", name="Open", exact=True)
+            expect(open_button).to_be_enabled(timeout=30_000)
+            open_button.click()
+            expect(page.get_by_text(re.compile(r"live-training: \d+ steps read so far; followed"))).to_be_visible(
+                timeout=60_000)
+            store = RunStore(root)
+            (run,) = store.list_runs()
+            assert run.status == "running" and 0 < run.step < 20
+
+            page.goto(server.url + "/train")
+            expect(page.get_by_role("heading", name=re.compile("live-training — running"))).to_be_visible(
+                timeout=60_000)
+            (live / events.name).write_bytes(events.read_bytes())
+            (live / lineage.name).write_bytes(lineage.read_bytes())
+            expect(page.get_by_role("heading", name=re.compile("live-training — completed"))).to_be_visible(
+                timeout=60_000)
+            wait_for(lambda: len(store.steps(run.id)) == 20, what="every step", timeout=30)
+            expect(page.get_by_text(re.compile(r"step 20/20"))).to_be_visible(timeout=30_000)
+            shot(page, "summary-4-followed")
+            browser.close()
+    finally:
+        server.stop()

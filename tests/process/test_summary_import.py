@@ -208,6 +208,64 @@ def test_the_runs_page_opens_a_summary_folder_within_the_allowed_folders_only(st
     assert any(h.action == "import_summary" for h in store.history())
 
 
+def test_the_runs_page_follows_a_folder_while_its_training_writes_and_ends_it_with_the_lineage(
+        store, collected, tmp_path, monkeypatch):
+    """Runs' follow switch: the server reads the folder again by itself (no second click), so the run grows while
+    its files grow, and it completes once the training lineage has arrived and the files stay quiet. A second
+    Open of the same folder shares the one follower."""
+    from core.app import summary_follow
+    from tests.support.apptest import page
+    source, printed = collected
+    (events,) = source.glob("*_MS")
+    (lineage,) = source.glob("*_lineage")
+    records = scan_records(events).records
+    folder = tmp_path / "followed" / "live"
+    folder.mkdir(parents=True)
+    (folder / events.name).write_bytes(b"".join(frame(r) for r in records[:len(records) // 2]))
+    monkeypatch.setenv("STUDIO_DATA_ROOTS", str(tmp_path / "followed"))
+    monkeypatch.setattr(summary_follow, "FOLLOWERS", summary_follow.Followers(every_s=0.2))
+    monkeypatch.setattr("ui.summary_view.FOLLOWERS", summary_follow.FOLLOWERS)
+    at = page("runs")
+    at.text_input(key="summary_folder").input(str(folder)).run()
+    at.toggle(key="summary_follow").set_value(True).run()
+    at.button(key="summary_open").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert any("followed while its training writes" in s.value for s in at.success), [s.value for s in at.success]
+    (run,) = store.list_runs()
+    half = run.step
+    assert run.status == "running" and 0 < half < STEPS * EPOCHS
+    assert summary_follow.FOLLOWERS.following() == [folder.resolve()]
+
+    at.button(key="summary_open").click().run()  # opened again while followed: the same follower
+    assert any("is followed already" in i.value for i in at.info), [i.value for i in at.info]
+    assert len(store.list_runs()) == 1
+
+    (folder / events.name).write_bytes(events.read_bytes())  # the training writes on; nobody clicks
+    wait_for(lambda: store.get(run.id).step == STEPS * EPOCHS, 30, "the followed run to reach the last step")
+    assert store.get(run.id).status == "running", "no lineage yet: the training may go on"
+    (folder / lineage.name).write_bytes(lineage.read_bytes())
+    wait_for(lambda: store.get(run.id).status == "completed", 30, "the lineage to end the followed run")
+    assert [s.loss for s in store.steps(run.id)] == pytest.approx(printed, abs=1e-6)
+    wait_for(lambda: summary_follow.FOLLOWERS.following() == [], 10, "its follower to end")
+
+
+def test_a_followed_folder_that_goes_quiet_without_a_lineage_ends_as_stopped_and_says_why(store, collected,
+                                                                                          tmp_path):
+    from core.app.summary_follow import Followers
+    source, _ = collected
+    (events,) = source.glob("*_MS")
+    folder = tmp_path / "crashed"
+    folder.mkdir()
+    (folder / events.name).write_bytes(events.read_bytes())  # its script died before the lineage
+    followers = Followers(every_s=0.1, quiet_limit_s=0.5)
+    first = followers.follow(store, folder, who="ann")
+    assert first is not None and store.get(first.run_id).status == "running"
+    wait_for(lambda: store.get(first.run_id).status == "stopped", 30, "the quiet folder's run to end")
+    assert any("no training lineage: followed no more" in line.message for line in store.logs(first.run_id))
+    with pytest.raises(ValueError, match="already follows 0 summary folders: open this one without following it"):
+        Followers(most=0).follow(store, folder, who="ann")
+
+
 def test_an_imported_run_shows_its_curve_images_and_graph_by_scope_on_train(store, collected):
     from tests.support.apptest import page
     folder, _ = collected
