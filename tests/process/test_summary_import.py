@@ -329,7 +329,9 @@ def test_imported_histograms_play_back_on_weights_without_false_alarms(store, co
     at = page("weights")
     assert not at.exception, [e.value for e in at.exception]
     assert at.selectbox(key="weights_run").value == report.run_id
-    assert not at.warning, [w.value for w in at.warning]
+    # (the sidebar's class-link popover warns that no phone reaches a server on 127.0.0.1: not about the run)
+    alarms = [w.value for w in at.warning if not w.value.startswith("No phone can open it")]
+    assert not alarms, alarms
     spec = at.get("plotly_chart")[0].proto.spec
     assert "conv1.weight" in spec and "conv2.weight" in spec
 
