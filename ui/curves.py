@@ -4,6 +4,7 @@ learning-rate changes as markers; smoothing and a log scale chosen by the viewer
 when presenting."""
 from __future__ import annotations
 
+import textwrap
 from dataclasses import dataclass
 
 import numpy as np
@@ -55,6 +56,11 @@ def downsampling_note(h: History) -> str | None:
     return t("train.downsampled", points=len(h.steps), steps=sum(s.count for s in h.steps), each=h.steps[0].count)
 
 
+# An accuracy axis fits its points but never runs past 100 % or below 0 (one point at 80 % was drawn on an axis
+# from 10 % to 150 %); a point at 100 % keeps room for its marker.
+ACCURACY_RANGE = dict(autorangeoptions=dict(minallowed=0.0, maxallowed=1.02))
+
+
 def curves(h: History, o: CurveOptions) -> go.Figure:
     if o.present or o.compact:
         return _lesson_curves(h, o)
@@ -70,7 +76,29 @@ def curves(h: History, o: CurveOptions) -> go.Figure:
         _by_epoch(fig, h, cells[1], cells[2])
     _setting_markers(fig, h, *cells[0])
     _layout(fig, o, cells, per_step)
+    _until_first_step(fig, h)
+    _until_first_accuracy(fig, h, 3)
     return fig
+
+
+def _until_first_accuracy(fig: go.Figure, h: History, col: int) -> None:
+    """The accuracy panel, empty until a validation or an epoch's end: a line that says so, not bare axes."""
+    if not h.steps or h.validations or h.epochs:
+        return
+    left, right = fig.layout[f"xaxis{col}"].domain  # paper coordinates: an axis without data moved "x2 domain"
+    lines = "<br>".join(textwrap.wrap(t("train.accuracy_waiting"), 24))  # Plotly wraps no annotation itself
+    fig.add_annotation(text=lines, xref="paper", yref="paper", x=(left + right) / 2, y=0.5, showarrow=False)
+    fig.update_xaxes(showticklabels=False, showgrid=False, zeroline=False, row=1, col=col)
+    fig.update_yaxes(showticklabels=False, showgrid=False, zeroline=False, row=1, col=col)
+
+
+def _until_first_step(fig: go.Figure, h: History) -> None:
+    """Before the first step, a line that says what comes, not empty axes that run from -1 to 4."""
+    if h.steps:
+        return
+    fig.update_xaxes(showticklabels=False, showgrid=False, zeroline=False)
+    fig.update_yaxes(showticklabels=False, showgrid=False, zeroline=False)
+    fig.add_annotation(text=t("train.curve_waiting"), xref="paper", yref="paper", x=0.5, y=0.5, showarrow=False)
 
 
 def _lesson_curves(h: History, o: CurveOptions) -> go.Figure:
@@ -89,9 +117,11 @@ def _lesson_curves(h: History, o: CurveOptions) -> go.Figure:
                       legend=dict(orientation="h", yanchor="bottom", y=1.0, xanchor="left", x=0,
                                   font=dict(size=LESSON_LEGEND_FONT)))
     fig.update_yaxes(title_text=t("compare.loss_panel"), row=1, col=1)
-    fig.update_yaxes(title_text=t("compare.accuracy_panel"), tickformat=".0%", row=1, col=2)
+    fig.update_yaxes(title_text=t("compare.accuracy_panel"), tickformat=".0%", row=1, col=2, **ACCURACY_RANGE)
     if o.log_y:
         fig.update_yaxes(type="log", row=1, col=1)
+    _until_first_step(fig, h)
+    _until_first_accuracy(fig, h, 2)
     return fig
 
 
@@ -169,6 +199,7 @@ def _layout(fig: go.Figure, o: CurveOptions, cells, per_step: bool) -> None:
     axis = dict(title_text=t("train.step")) if per_step else dict(title_text=t("train.epoch"), **EPOCH_AXIS)
     for row, col in cells[1:]:
         fig.update_xaxes(row=row, col=col, **axis)
+    fig.update_yaxes(row=cells[2][0], col=cells[2][1], **ACCURACY_RANGE)
     if o.log_y:
         for row, col in cells[:2]:
             fig.update_yaxes(type="log", row=row, col=col)

@@ -126,6 +126,18 @@ def test_curves_smooth_band_downsampled_runs_mark_learning_rate_changes_and_pres
     assert present.layout.yaxis.type == "log" and present.layout.yaxis2.tickformat == ".0%"
     assert present.layout.height <= 300 and present.layout.xaxis.tickfont.size == 20
     assert [s.x0 for s in present.layout.shapes] == [120]
+    for fig_ in (fig, present):  # accuracy axes fit their points and stay within 0-100 %
+        axis = fig_.layout.yaxis3 if "yaxis3" in fig_.layout.to_plotly_json() else fig_.layout.yaxis2
+        assert (axis.autorangeoptions.minallowed, axis.autorangeoptions.maxallowed) == (0.0, 1.02)
+    for options in (CurveOptions(), CurveOptions(present=True)):  # before the first step: said, no bare axes
+        empty = curves(History([], [], [], [], None), options)
+        assert [a.text for a in empty.layout.annotations][-1] == "The curves start with the first step."
+        assert empty.layout.yaxis.showticklabels is False and empty.layout.xaxis.showticklabels is False
+    for options, panel in ((CurveOptions(present=True), "xaxis2"), (CurveOptions(), "xaxis3")):
+        early = curves(History(steps[:3], [], [], [], 200), options)  # steps, no accuracy yet
+        said = [a for a in early.layout.annotations if a.text.startswith("Accuracy comes with the<br>")]
+        left, right = early.layout[panel].domain
+        assert len(said) == 1 and said[0].xref == "paper" and left < said[0].x < right, "once, in the accuracy panel"
 
 
 def test_the_live_poll_interval_grows_at_once_and_shrinks_only_with_room():
