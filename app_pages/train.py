@@ -19,9 +19,13 @@ if presenting():  # the live run first, for the room; choosing a run and the nex
     live_slot, choice_slot = st.container(), st.container()
 else:
     st.title("🏋️ " + t("nav.train"))
-    start_form(store, get_config())
-    queue_panel(store, key="train_queue")
-    live_slot = choice_slot = st.container()
+    first, second = st.container(), st.container()
+    # while a run trains, it comes first (what moves is on the first screen after Start), the next run's form
+    # below it; otherwise the form first
+    live_slot = choice_slot = first if active else second
+    with second if active else first:
+        start_form(store, get_config())
+        queue_panel(store, key="train_queue")
 
 # --- which run to show: the active one, else this session's last, else the newest --------------------------
 runs = store.list_runs()
