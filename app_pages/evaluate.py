@@ -47,6 +47,9 @@ c = st.columns(3)
 c[0].metric(t("evaluate.accuracy"), f"{r.accuracy:.2%}")
 c[1].metric(t("evaluate.loss"), f"{r.loss:.4f}")
 c[2].metric(t("evaluate.misclassified"), t("evaluate.n_of_m", n=len(r.misclassified), m=len(r.labels)))
+if split == "validation" and run.best_val_acc is not None:  # two validation accuracies: say which is which
+    at = t("evaluate.which_accuracy_at", epoch=run.checkpoint_epoch) if run.checkpoint_epoch else ""
+    st.caption(t("evaluate.which_accuracy", at=at, best=run.best_val_acc, epoch=run.best_epoch or "?"))
 
 left, right = st.columns([3, 2])
 confusion_matrix(r, left)  # a click on a cell chooses it for the gallery below

@@ -57,6 +57,21 @@ def test_evaluate_shows_metrics(with_run, small_mnist):
     assert "of 500" in labels["misclassified"]
 
 
+def test_evaluate_on_the_validation_split_says_which_of_two_accuracies_it_shows(with_run, small_mnist):
+    store, run_id = with_run
+    store.update(run_id, best_val_acc=0.9512, best_epoch=2, checkpoint_epoch=3)
+    at = page("evaluate")
+    at.text_input(key="eval_dir").input(str(small_mnist)).run()
+    assert not [c for c in at.caption if "best validation accuracy" in c.value], "the test split needs no word"
+    at.radio(key="eval_split").set_value("validation").run()
+    assert not at.exception, [e.value for e in at.exception]
+    said = [c.value for c in at.caption if "validation split" in c.value]
+    assert said == ["This is the checkpoint's accuracy on the validation split (saved at epoch 3). The run's list "
+                    "shows its best validation accuracy during training, 95.12% (epoch 2): a checkpoint from "
+                    "another epoch reads differently."], [c.value for c in at.caption]
+    assert "best val acc 95.12%" in at.selectbox(key="eval_run").format_func(at.selectbox(key="eval_run").value)
+
+
 def test_draw_asks_for_a_drawing_when_the_canvas_is_empty(with_run):
     at = page("draw")
     assert not at.exception
