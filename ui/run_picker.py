@@ -23,16 +23,17 @@ _STATUS_SLOT = "_sidebar_status_slot"  # session state: the container reserved i
 
 
 def pick_trained_run(label: str, key: str) -> tuple[Run, str]:
-    """A selectbox of finished runs that have a checkpoint: the run chosen and its checkpoint's path on this host
-    (fetched from a team's database when it was trained elsewhere; its recorded path when the file is gone, so
-    that the page says so). Stops the page with a hint when there is none."""
-    runs = [r for r in get_store().list_runs() if r.checkpoint and r.status not in ACTIVE]
+    """A selectbox of runs that have a checkpoint, training ones included (their newest epoch's: a class draws
+    for the teacher's run while it trains): the run chosen and its checkpoint's path on this host (fetched from a
+    team's database when it was trained elsewhere; its recorded path when the file is gone, so that the page says
+    so). Stops the page with a hint when there is none."""
+    runs = [r for r in get_store().list_runs() if r.checkpoint and (r.status not in ACTIVE or r.checkpoint_epoch)]
     chosen_before = st.session_state.get(f"_{key}_chosen")  # (id, name) of this session's last choice
     if chosen_before and chosen_before[0] not in {r.id for r in runs}:
         st.warning(t("common.run_gone", name=literal(chosen_before[1])))  # deleted elsewhere: say so, once
         st.session_state.pop(f"_{key}_chosen")
     if not runs:
-        st.info(t("common.no_trained_model"))
+        st.info(t("common.no_trained_model_viewer" if current_person().viewer else "common.no_trained_model"))
         st.stop()
     wanted = st.session_state.pop(f"_{key}_wanted", None)  # choose_next: a page asked for this run
     index = next((i for i, r in enumerate(runs) if r.id == wanted), None)
@@ -40,6 +41,8 @@ def pick_trained_run(label: str, key: str) -> tuple[Run, str]:
         st.session_state.pop(key, None)  # the widget's remembered choice gives way to the one asked for
     run = st.selectbox(label, runs, index=index or 0, format_func=run_label, key=key)
     st.session_state[f"_{key}_chosen"] = (run.id, run.name)
+    if run.active:
+        st.caption(t("common.training_checkpoint", epoch=run.checkpoint_epoch))
     checkpoint = with_local_checkpoint(get_store(), run).checkpoint
     assert checkpoint is not None, "the list holds runs with a checkpoint only"
     return run, checkpoint

@@ -72,6 +72,17 @@ def test_evaluate_on_the_validation_split_says_which_of_two_accuracies_it_shows(
     assert "best val acc 95.12%" in at.selectbox(key="eval_run").format_func(at.selectbox(key="eval_run").value)
 
 
+def test_draw_offers_a_run_still_training_by_its_newest_checkpoint(with_run):
+    """A class draws for the teacher's run while it trains: its checkpoint from the last finished epoch."""
+    store, run_id = with_run
+    store.update(run_id, status="running", checkpoint_epoch=2, heartbeat=__import__("time").time(),
+                 pid=__import__("os").getpid())
+    at = page("draw")
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.selectbox(key="draw_run").value.id == run_id
+    assert any("Still training: this is its checkpoint from the end of epoch 2" in c.value for c in at.caption)
+
+
 def test_draw_asks_for_a_drawing_when_the_canvas_is_empty(with_run):
     at = page("draw")
     assert not at.exception
