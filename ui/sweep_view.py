@@ -145,6 +145,9 @@ def _log_ticks(values: list) -> tuple[list[float], list[str]]:
     return [float(k) for k in range(lo, hi + 1)], [f"{10.0 ** k:g}" for k in range(lo, hi + 1)]
 
 
+FEW_VALUES = 8  # values tried on a linear axis that are ticked one by one
+
+
 def _dimension(space: sweeps.Space, done: list[sweeps.Setting], pick) -> dict:
     """One axis of the parallel coordinates: numbers (on a log scale where log-spaced) or named choices."""
     values = [s.values[space.name] for s in done]
@@ -155,7 +158,10 @@ def _dimension(space: sweeps.Space, done: list[sweeps.Setting], pick) -> dict:
                     values=[labels.index(field_text(space.name, v)) for v in values])
     picked = list(pick) if isinstance(pick, tuple) and len(pick) == 2 and isinstance(pick[0], float) else None
     if not _log_spaced(space, values):
-        return dict(label=label, values=[float(v) for v in values], constraintrange=picked)
+        distinct = sorted({float(v) for v in values})
+        # a few values tried (a grid's 64 and 128): ticks at them, not Plotly's round 70…120 between them
+        ticks = dict(tickvals=distinct, ticktext=[f"{v:g}" for v in distinct]) if len(distinct) <= FEW_VALUES else {}
+        return dict(label=label, values=[float(v) for v in values], constraintrange=picked, **ticks)
     tickvals, ticktext = _log_ticks(values)
     return dict(label=label + " (log)", values=[math.log10(v) for v in values], tickvals=tickvals,
                 ticktext=ticktext, constraintrange=[math.log10(max(p, 1e-300)) for p in picked] if picked else None)

@@ -213,6 +213,8 @@ def test_a_sweep_over_two_settings_shows_which_mattered_most_on_a_log_axis(store
     charts = [json_.loads(c.proto.spec)["data"][0] for c in at.get("plotly_chart")]
     rate_axis = next(c for c in charts if c["type"] == "parcoords")["dimensions"][0]
     assert rate_axis["label"] == "Learning rate (log)" and rate_axis["ticktext"][0] == "1e-06"
+    batch_axis = next(c for c in charts if c["type"] == "parcoords")["dimensions"][1]
+    assert (batch_axis["tickvals"], batch_axis["ticktext"]) == ([32.0, 64.0], ["32", "64"]), "ticked at the values tried"
     bars = next(c for c in charts if c["type"] == "bar")
     assert bars["y"][0] == "Learning rate"  # largest first
     assert not any("#" in str(rank) for rank in at.table[0].value.index), "named by values, not trial numbers"
