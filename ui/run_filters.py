@@ -33,13 +33,16 @@ def filtered_runs(runs: list[Run]) -> list[Run]:
 def tags_and_note(run: Run) -> None:
     """The run's tags and note: edited by its owner or an admin, read by everyone."""
     may = actions().person.may("annotate", run)
+    saved = st.session_state.pop("_notes_saved", None)  # said after the rerun that shows them (a toast before it
+    if saved:                                            # was lost with the rerun)
+        st.success(saved)
     tags = st.text_input(t("runs.tags"), value=", ".join(run.tags), key=f"tags_{run.id}", disabled=not may,
                          help=t("runs.tags_help"))
     notes = st.text_area(t("runs.notes"), value=run.notes, key=f"notes_{run.id}", disabled=not may, height=90)
     if may and st.button("💾 " + t("runs.save_notes"), key=f"save_notes_{run.id}"):
         try:
             if attempt(actions().annotate, run, tags, notes):
-                st.toast(t("runs.notes_saved", name=run.name))
+                st.session_state["_notes_saved"] = t("runs.notes_saved", name=run.name)
                 st.rerun()
         except ExplainedValueError as e:
             st.error(say(e))

@@ -50,6 +50,7 @@ def test_the_runs_page_searches_filters_and_saves_tags_and_a_note(store):
     at.text_area(key=f"notes_{first}").set_value("The class's first run.")
     at.button(key=f"save_notes_{first}").click().run()
     assert not at.exception and store.get(first).tags == ("baseline", "lesson 1")
+    assert "Saved the tags and note of first mlp." in [m.value for m in at.success], "said after the rerun"
     at.text_input(key="runs_search").set_value("").run()
     at.multiselect(key="runs_f_tags").set_value(["baseline"]).run()
     assert list(at.dataframe[0].value["name"]) == ["first mlp  🏷️ baseline, lesson 1"], "tags beside the name"
