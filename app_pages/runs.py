@@ -17,7 +17,7 @@ from ui.run_picker import with_local_checkpoint
 from ui.summary_view import summary_panel
 from ui.identity import actions, attempt, history_panel, owner_label, refused_here
 from ui.text import literal
-from ui.language import label, say, status_word, t
+from ui.language import label, say, source_word, status_word, t
 from ui.session import get_store
 
 st.title("🗂️ " + t("nav.runs"))
@@ -61,7 +61,7 @@ table = pd.DataFrame([{
     "network": network_word(r) if r.external else label(r.config.network),
     "best val acc": None if r.best_val_acc is None else 100 * r.best_val_acc, "epochs": f"{r.epoch}/{r.config.epochs}",
     "duration": fmt_duration(r.duration), "created": dt.datetime.fromtimestamp(r.created).strftime("%Y-%m-%d %H:%M"),
-    "owner": f"{owner_label(r)} · {r.source}",  # who, and from where (dashboard, cli, sweep, finetune, ...)
+    "owner": f"{owner_label(r)} · {source_word(r.source)}",  # who, and from where (the dashboard, a sweep, ...)
 } for r in shown_runs])
 st.dataframe(table, hide_index=True, width="stretch",
              column_config={**{c: t(f"runs.col_{c.replace(' ', '_')}") for c in table.columns},
@@ -79,7 +79,7 @@ else:
     st.dataframe(pd.DataFrame([{t("runs.setting"): t(f"configure.f_{k}"), t("runs.value"): readable(v)}
                                for k, v in run.config.to_dict().items()]), hide_index=True, width="stretch")
 st.caption(t("runs.run_id", run_id=run.id) + " · " + t("runs.owned_by", owner=literal(owner_label(run)))
-           + " · " + t("runs.from_source", source=run.source))
+           + " · " + t("runs.from_source", source=source_word(run.source)))
 st.caption(say(run))
 tags_and_note(run)
 a, b, c = st.columns(3)

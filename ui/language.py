@@ -10,7 +10,7 @@ from core.runs.rows import Run
 from ui.callback_state import keep
 from ui.text import URL_VALUE_MAX, literal
 
-__all__ = ["LANG_PARAM", "language", "t", "say", "label", "status_word", "language_switch"]
+__all__ = ["LANG_PARAM", "language", "t", "say", "label", "source_word", "status_word", "language_switch"]
 
 LANG_PARAM = "lang"  # the URL query parameter that remembers the language
 _outside_script_lang = i18n.DEFAULT
@@ -59,6 +59,12 @@ def say(what: object) -> str:
 def label(value: str) -> str:
     """A config value's display name (network, style, mode, optimizer, loss, amp level)."""
     return t(f"labels.{value}")
+
+
+def source_word(source: str) -> str:
+    """Where a run came from, in words (a source no catalogue names, as an older store's, as it is)."""
+    key = f"sources.{source}"
+    return t(key) if key in i18n.catalogue(i18n.DEFAULT) else source
 
 
 def status_word(status: str) -> str:

@@ -16,7 +16,7 @@ from core.runs.store import RunStore
 from ui.curves import CurveOptions, History, curves, downsampling_note, read_history
 from ui.format import STATUS_ICONS, fmt_duration, fmt_eta, sentence
 from ui.identity import actions, attempt, refused_here
-from ui.language import label, language, say, status_word, t
+from ui.language import label, language, say, source_word, status_word, t
 from ui.live import run_snapshot, shared_views
 from ui.pacing import controls, notice_text, pacing
 from ui.present import chart_config, on_phone, presenting
@@ -205,7 +205,7 @@ def _progress(run: Run, training_s: float | None, learning_rate: float | None) -
     m[1].metric(t("train.best_val_loss"), f"{run.best_val_loss:.4f}" if run.best_val_loss is not None else "–")
     m[2].metric(t("train.training_time"), fmt_duration(training_s),
                 help=t("train.training_time_help", wall=fmt_duration(run.duration)))
-    m[3].metric(t("train.source"), run.source)
+    m[3].metric(t("train.source"), source_word(run.source))
 
 
 def _outcome(store: RunStore, run: Run) -> None:

@@ -13,7 +13,7 @@ from core.config import TrainConfig
 from core.messages import Message
 
 __all__ = ["Status", "Request", "ACTIVE", "FINISHED", "RESUMABLE", "RANK_ALIVE", "QUEUED", "EXTERNAL", "SUMMARY",
-           "OUTSIDE", "Run",
+           "OUTSIDE", "SOURCES", "Run",
            "RunRequests", "RequestNotice", "StepRow", "LogLine", "RankRow", "HistoryLine", "DrawingRow", "SweepRow",
            "QueueState"]
 
@@ -64,6 +64,7 @@ RESUMABLE = (Status.STOPPED, Status.FAILED, Status.INTERRUPTED)  # with a checkp
 EXTERNAL = "external"  # the source of a run a script of its own records (core/track.py)
 SUMMARY = "summary"    # the source of a run read from another tool's files (core/app/summary_import.py)
 OUTSIDE = (EXTERNAL, SUMMARY)  # trained outside the studio: it neither queues nor takes the studio's controls
+SOURCES = ("dashboard", "cli", "sweep", "finetune", "upload", *OUTSIDE)  # where runs come from (locales: sources.*)
 RANK_ALIVE = ("starting", "training")             # a rank in these states should have a live process
 
 

@@ -9,7 +9,7 @@ import pytest
 from core import i18n
 from core.config import AMP_LEVELS, LOSSES, MODES, NETWORKS, OPTIMIZERS, STYLES, TrainConfig
 from core import PROJECT_ROOT
-from core.runs.rows import ACTIVE, FINISHED
+from core.runs.rows import ACTIVE, FINISHED, SOURCES
 from ui.navigation import PAGES
 from streamlit.testing.v1 import AppTest
 from tests.support.apptest import APP, page
@@ -59,6 +59,7 @@ def test_every_key_the_pages_use_exists_and_computed_keys_cover_their_values():
     assert all(any(k.startswith(p) for k in en) for p in prefixes), prefixes
     computed = {f"labels.{v}" for v in (*NETWORKS, *STYLES, *MODES, *OPTIMIZERS, *LOSSES, *AMP_LEVELS)}
     computed |= {f"status.{s}" for s in (*ACTIVE, *FINISHED)}
+    computed |= {f"sources.{s}" for s in SOURCES}  # where a run came from (Runs, Train)
     computed |= {f"configure.f_{f.name}" for f in dataclasses.fields(TrainConfig)}  # setting names (Compare)
     assert not computed - set(en), sorted(computed - set(en))
 
