@@ -29,6 +29,7 @@ import getpass
 import json
 import math
 import os
+import sys
 import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -176,6 +177,9 @@ class TrackedRun:
         if self.stopped:
             return True
         stop, _ = wait_while_paused(self.control)  # the control reads the store at most every 0.2 s
+        if stop and not self.stopped:  # said once, on the script's own output, where its user looks
+            print(f"[studio] run {self.id}: stop asked from the studio at step {self.step}; the script ends its "
+                  "training here", file=sys.stderr, flush=True)
         self.stopped = self.stopped or stop
         return stop
 

@@ -25,7 +25,7 @@ class PrintLoss(Callback):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0].replace("\n", " "))  # its first paragraph
     ap.add_argument("--data", default=str(Path(__file__).resolve().parent.parent / "data" / "mnist-5k" / "train"))
     ap.add_argument("--epochs", type=int, default=1)
     ap.add_argument("--summary-dir", required=True)

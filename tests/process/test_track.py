@@ -76,6 +76,7 @@ def test_a_value_and_grad_loop_with_track_run_records_its_run_and_stops_and_paus
     run = store.get(run.id)
     assert run.status == "stopped" and f"step {run.step}" in run.message, (run.status, run.message)
     assert "epoch 1: loss" in out and run.epoch >= 1
+    assert out.count(f"[studio] run {run.id}: stop asked from the studio at step") == 1, out[-1500:]  # said once
     assert run.params["lr"] == 0.05 and run.params["epochs"] == 200
 
 
@@ -122,3 +123,12 @@ def test_the_train_and_runs_pages_show_an_external_run_as_a_script_of_its_own(st
     settings = runs_page.dataframe[1].value
     assert dict(zip(settings.iloc[:, 0], settings.iloc[:, 1], strict=True)) == {"network": "my-cnn", "lr": "0.02"}
     assert any("did not train this run" in c.value for c in runs_page.caption)
+
+
+def test_each_examples_help_says_its_whole_first_paragraph():
+    for name, ending in (("lenet5_model_train.py", "(docs/track.md)."), ("mlp_value_and_grad.py", "(docs/track.md)."),
+                         ("lenet5_summary_collector.py", "so that the two can be compared.")):
+        out = subprocess.run([sys.executable, str(PROJECT_ROOT / "examples" / name), "--help"], capture_output=True,
+                             text=True, timeout=120)
+        assert out.returncode == 0, out.stderr
+        assert ending in " ".join(out.stdout.split()), (name, out.stdout)
