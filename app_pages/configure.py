@@ -6,6 +6,7 @@ from core import config as C
 from core.networks import known_network
 from core.presets import PRESETS
 from ui.config_form import ConfigForm, config_from_url, layer_table, replace_config, write_url
+from ui.identity import current_person
 from ui.language import t
 from ui.live_knobs import changes_text
 from ui.network_view import network_diagram, shape_buttons
@@ -90,7 +91,7 @@ if errors:
 else:
     set_config(config)
     write_url(config)
-    st.success(t("configure.valid"))
+    st.success(t("configure.valid_viewer" if current_person().viewer else "configure.valid"))
     if config.workers > 1:
         st.caption(t("configure.workers_batch", batch=config.batch_size, workers=config.workers,
                      per=config.worker_batch))

@@ -4,6 +4,7 @@ import streamlit as st
 from ui.store_down import outage_safe
 from ui.first_step import await_first_step
 from ui.format import run_choice_label
+from ui.identity import current_person
 from ui.language import t
 from ui.poll_interval import keep_pace, live_poll_interval, timed_update
 from ui.present import presenting
@@ -32,7 +33,7 @@ runs = store.list_runs()
 if not runs:
     with status_slot():
         sidebar_status()
-    st.info(t("train.no_runs"))
+    st.info(t("train.no_runs_viewer" if current_person().viewer else "train.no_runs"))
     if presenting():
         start_form(store, get_config())
     st.stop()

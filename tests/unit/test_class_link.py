@@ -79,3 +79,17 @@ def test_a_viewer_watches_and_may_start_nothing_and_every_refusal_is_recorded(st
     refused_lines = [h for h in history(store) if h.who == "Student"]
     assert refused_lines and not any(h.allowed for h in refused_lines)
     assert [r.id for r in store.list_runs()] == [run_id], "nothing the viewer tried was started"
+
+
+def test_a_viewer_is_not_told_to_press_start(store):
+    """Configure and an empty Train speak to a student on the class link as one who watches, not one who starts."""
+    from streamlit.testing.v1 import AppTest
+    from tests.support.apptest import APP
+    for name, said in (("configure", "the teacher starts the runs"), ("train", "the teacher's first run appears")):
+        at = AppTest.from_file(APP, default_timeout=120)
+        at.session_state["_person"] = Person("student-1", viewer=True)
+        at.run()
+        at.switch_page(f"app_pages/{name}.py").run()
+        assert not at.exception, [e.value for e in at.exception]
+        shown = [m.value for m in (*at.success, *at.info)]
+        assert any(said in m for m in shown) and not any("press **Start training**" in m for m in shown), shown
