@@ -13,7 +13,7 @@ from ui.charts import DIGITS, digit_axis
 from ui.language import say, t
 from ui.run_picker import pick_trained_run
 from ui.inside import render_inside
-from ui.present import for_room
+from ui.present import for_room, on_phone
 from ui.draw_target import drawing_target
 from ui.export_view import LAST_DRAWING
 from ui.handwriting_view import handwriting, keep_drawing
@@ -22,6 +22,8 @@ from ui.session import get_store
 st.title("✏️ " + t("nav.draw"))
 run, checkpoint = pick_trained_run(t("draw.model"), key="draw_run")
 target = drawing_target()  # from Evaluate's "Draw one like this"
+# a phone stacks the columns below each other: its reading goes above the canvas, where a finger is drawing
+reading = st.container() if on_phone() else None
 
 left, mid, right = st.columns([3, 2, 3])
 with left:
@@ -37,7 +39,7 @@ digit: np.ndarray | None
 try:
     digit = to_mnist(canvas.image_data if canvas is not None else None)
 except DrawingError as e:
-    mid.info(str(e))
+    (reading or mid).info(str(e))  # on a phone in the reading's place: the canvas does not move when it comes
     digit = None
 if digit is not None:
     st.session_state[LAST_DRAWING] = digit  # Runs' export check reads it too
@@ -51,7 +53,7 @@ if digit is not None:
         st.stop()
     best = int(np.argmax(probs))
     with right:
-        st.markdown("### " + t("draw.prediction", digit=best, p=probs[best]))
+        (reading or st).markdown("### " + t("draw.prediction", digit=best, p=probs[best]))
         if target is not None:
             (st.success if best == target.digit else st.warning)(
                 t("draw.target_right" if best == target.digit else "draw.target_wrong", digit=target.digit, read=best))

@@ -117,7 +117,10 @@ def test_a_phone_watches_through_the_class_link_draws_and_cannot_start(classroom
     # --- a digit drawn with a finger, read; the canvas's reset, visible and finger-sized, clears it -----------
     touch_stroke(phone, SEVEN)
     wait_for(lambda: ink(phone) > 200, what="the finger's stroke on the canvas", timeout=15)
-    expect(phone.get_by_role("heading", name=re.compile(r"^Prediction: \d"))).to_be_visible(timeout=60_000)
+    reading = phone.get_by_role("heading", name=re.compile(r"^Prediction: \d"))
+    expect(reading).to_be_visible(timeout=60_000)
+    assert reading.bounding_box()["y"] < phone.locator("canvas.upper-canvas").first.bounding_box()["y"], \
+        "on a phone the reading is above the canvas, not below it off-screen"
     reset = phone.get_by_role("button", name="Reset canvas & history")
     box = reset.bounding_box()
     assert reset.is_visible() and box["width"] >= 40 and box["height"] >= 40, box
