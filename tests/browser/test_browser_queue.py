@@ -39,7 +39,7 @@ def test_two_people_press_start_at_once_on_two_servers_of_one_store_and_both_run
             store = RunStore(root, database)
             wait_for(lambda: len(store.list_runs()) == 2, timeout=30, what="both runs")
             # the second run's place, shown while the first trains (on the page of whoever pressed second)
-            waiting = wait_for(lambda: next((pg for pg in pages if pg.get_by_text("Queue: 1 run(s) waiting").count()),
+            waiting = wait_for(lambda: next((pg for pg in pages if pg.get_by_text("Queue: 1 run waiting").count()),
                                             None), timeout=15, what="the queue on a page")
             expect(waiting.get_by_text("queued by dashboard").first).to_be_visible()
             shot(waiting, "queue-1-second-run-waiting")

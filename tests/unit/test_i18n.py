@@ -253,3 +253,7 @@ def test_a_count_of_one_takes_the_singular_form_where_a_language_has_one():
     assert str(Message("finished_epochs", {"n": 3})) == "finished 3 epochs"
     assert i18n.text("en", "draw.mine", n=1) == "My handwriting (1 drawing)"
     assert i18n.text("zh", "draw.mine", n=1) == "我的手写集（1 张）"
+    assert i18n.text("en", "queue.header", n=1, slots=2) == "Queue: 1 run waiting for a slot (slots on this server: 2)"
+    assert i18n.text("en", "queue.header", n=3, slots=2) == "Queue: 3 runs waiting for a slot (slots on this server: 2)"
+    plural_hacks = [k for k, v in i18n.catalogue("en").items() if re.search(r"\{n\}[^{}]{0,30}?\(s\)", v)]
+    assert plural_hacks == [], plural_hacks  # "{n} run(s)": a count says its plural (and its _one its singular)

@@ -151,7 +151,7 @@ def test_start_while_a_run_trains_queues_the_run_and_says_where(store):
     queued = next(r for r in store.list_runs() if r.id != busy)
     assert queued.status == "queued"
     assert any("Queued: position 1" in t_.value for t_ in at.toast)
-    assert any("Queue: 1 run(s) waiting" in m.value for m in at.markdown)
+    assert any("Queue: 1 run waiting" in m.value for m in at.markdown)
     assert any("queued by dashboard" in m.value for m in at.markdown)
     next(b for b in at.button if "Cancel" in b.label).click().run()
     assert store.get(queued.id).status == "cancelled"
