@@ -90,10 +90,12 @@ def clean_up_panel(store: RunStore, waiting: list[QueuedRun], key: str) -> None:
 def my_waiting_run(store: RunStore, run_id: str | None) -> QueuedRun | None:
     """The run `run_id` (this session's last Start) while it waits in the queue, with its place; without one (a
     reload begins a new session), the first of this person's own runs that wait."""
+    person = current_person()
+    if person.viewer:  # in by the class link: starts nothing (and a room of phones reads no queue at each poll)
+        return None
     waiting = RunQueue(store).waiting()
     mine = next((w for w in waiting if w.run.id == run_id), None)
-    person = current_person()
-    if mine is not None or person.viewer:
+    if mine is not None:
         return mine
     # a local single-user server's one person has no name, and their runs no submitter: each is theirs
     return next((w for w in waiting if person.owns(w.run) or not person.ident and not w.run.submitter
