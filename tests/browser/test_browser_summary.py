@@ -1,14 +1,12 @@
 """A MindInsight user's summary folder, opened the way a person would: Runs › Open a summary folder in Chromium,
 then the run's loss, last input image and graph by scope on Train, and its histograms on Weights."""
 import re
-import subprocess
-import sys
 
 import pytest
 
-from core import PROJECT_ROOT
 from core.runs.store import RunStore
 from tests.browser.test_browser import SHOTS, shot
+from tests.support.summaries import collect, half_written
 from tests.support.server import CHROMIUM, CHROMIUM_ARGS, require_chromium, start_server
 
 require_chromium(pytest)
@@ -16,12 +14,24 @@ require_chromium(pytest)
 from playwright.sync_api import expect, sync_playwright  # noqa: E402
 
 
+def open_summary_folder(page, url: str, folder, follow: bool = False) -> None:
+    """Runs › Open a summary folder, as a person does it: type the folder, switch on following if asked, Open."""
+    page.goto(url + "/runs")
+    page.get_by_text(re.compile("Open a summary folder")).click()
+    box = page.get_by_role("textbox", name="Summary folder on this server")
+    box.fill(str(folder))
+    box.press("Enter")
+    if follow:
+        page.get_by_role("paragraph").filter(has_text=re.compile(r"^Follow while it trains$")).click()
+        expect(page.get_by_role("switch", name="Follow while it trains")).to_be_checked()
+    open_button = page.get_by_test_id("stButton").get_by_role("button", name="Open", exact=True)
+    expect(open_button).to_be_enabled(timeout=30_000)  # once the page has the folder typed
+    open_button.click()
+
+
 def test_a_summary_folder_is_opened_from_runs_and_shown_on_train_and_weights(tmp_path, small_mnist):
     summaries = tmp_path / "summaries"
-    out = subprocess.run([sys.executable, "examples/lenet5_summary_collector.py", "--data", str(small_mnist / "train"),
-                          "--summary-dir", str(summaries / "lenet5-collector"), "--steps", "10", "--epochs", "2"],
-                         cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=300)
-    assert out.returncode == 0, out.stderr[-2000:]
+    collect(small_mnist / "train", summaries / "lenet5-collector")
     root = tmp_path / "store"
     server = start_server(root)
     SHOTS.mkdir(parents=True, exist_ok=True)
@@ -29,14 +39,7 @@ def test_a_summary_folder_is_opened_from_runs_and_shown_on_train_and_weights(tmp
         with sync_playwright() as pw:
             browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
             page = browser.new_page(viewport={"width": 1400, "height": 1000})
-            page.goto(server.url + "/runs")
-            page.get_by_text(re.compile("Open a summary folder")).click()
-            box = page.get_by_role("textbox", name="Summary folder on this server")
-            box.fill(str(summaries))
-            box.press("Enter")
-            open_button = page.get_by_test_id("stButton").get_by_role("button", name="Open", exact=True)
-            expect(open_button).to_be_enabled(timeout=30_000)  # once the page has the folder typed
-            open_button.click()
+            open_summary_folder(page, server.url, summaries)
             expect(page.get_by_text(re.compile(r"lenet5-collector: 20 steps read"))).to_be_visible(timeout=60_000)
             store = RunStore(root)
             (run,) = store.list_runs()
@@ -65,35 +68,17 @@ def test_a_summary_folder_is_opened_from_runs_and_shown_on_train_and_weights(tmp
 def test_a_folder_followed_from_runs_goes_live_on_train_as_its_files_grow(tmp_path, small_mnist):
     """Follow while it trains: the folder is opened half written; Train shows the run running, and as the rest of
     the records and then the training lineage arrive it shows every step and "completed", with nobody clicking."""
-    from core.summaries.records import frame, scan_records
     from tests.support.helpers import wait_for
-    written = tmp_path / "written"
-    out = subprocess.run([sys.executable, "examples/lenet5_summary_collector.py", "--data", str(small_mnist / "train"),
-                          "--summary-dir", str(written), "--steps", "10", "--epochs", "2"],
-                         cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=300)
-    assert out.returncode == 0, out.stderr[-2000:]
-    (events,) = written.glob("*_MS")
-    (lineage,) = written.glob("*_lineage")
-    records = scan_records(events).records
+    collect(small_mnist / "train", tmp_path / "written")
     live = tmp_path / "summaries" / "live-training"
-    live.mkdir(parents=True)
-    (live / events.name).write_bytes(b"".join(frame(r) for r in records[:len(records) // 2]))
+    events, lineage = half_written(tmp_path / "written", live)
     root = tmp_path / "store"
     server = start_server(root)
     try:
         with sync_playwright() as pw:
             browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
             page = browser.new_page(viewport={"width": 1400, "height": 1000})
-            page.goto(server.url + "/runs")
-            page.get_by_text(re.compile("Open a summary folder")).click()
-            box = page.get_by_role("textbox", name="Summary folder on this server")
-            box.fill(str(live))
-            box.press("Enter")
-            page.get_by_role("paragraph").filter(has_text=re.compile(r"^Follow while it trains$")).click()
-            expect(page.get_by_role("switch", name="Follow while it trains")).to_be_checked()
-            open_button = page.get_by_test_id("stButton").get_by_role("button", name="Open", exact=True)
-            expect(open_button).to_be_enabled(timeout=30_000)
-            open_button.click()
+            open_summary_folder(page, server.url, live, follow=True)
             expect(page.get_by_text(re.compile(r"live-training: \d+ steps read so far; followed"))).to_be_visible(
                 timeout=60_000)
             store = RunStore(root)

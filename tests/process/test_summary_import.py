@@ -19,6 +19,7 @@ from core.summaries.mindspore_summary import FolderReader
 from core.summaries.training_folders import training_folders
 from core.summaries.records import frame, scan_records
 from tests.support.helpers import cli, let_pass, wait_for
+from tests.support.summaries import half_written
 
 STEPS, EPOCHS = 12, 2
 
@@ -216,12 +217,8 @@ def test_the_runs_page_follows_a_folder_while_its_training_writes_and_ends_it_wi
     from core.app import summary_follow
     from tests.support.apptest import page
     source, printed = collected
-    (events,) = source.glob("*_MS")
-    (lineage,) = source.glob("*_lineage")
-    records = scan_records(events).records
     folder = tmp_path / "followed" / "live"
-    folder.mkdir(parents=True)
-    (folder / events.name).write_bytes(b"".join(frame(r) for r in records[:len(records) // 2]))
+    events, lineage = half_written(source, folder)
     monkeypatch.setenv("STUDIO_DATA_ROOTS", str(tmp_path / "followed"))
     monkeypatch.setattr(summary_follow, "FOLLOWERS", summary_follow.Followers(every_s=0.2))
     monkeypatch.setattr("ui.summary_view.FOLLOWERS", summary_follow.FOLLOWERS)
