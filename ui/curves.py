@@ -88,16 +88,20 @@ def _until_first_accuracy(fig: go.Figure, h: History, col: int) -> None:
     left, right = fig.layout[f"xaxis{col}"].domain  # paper coordinates: an axis without data moved "x2 domain"
     lines = "<br>".join(textwrap.wrap(t("train.accuracy_waiting"), 24))  # Plotly wraps no annotation itself
     fig.add_annotation(text=lines, xref="paper", yref="paper", x=(left + right) / 2, y=0.5, showarrow=False)
-    fig.update_xaxes(showticklabels=False, showgrid=False, zeroline=False, row=1, col=col)
-    fig.update_yaxes(showticklabels=False, showgrid=False, zeroline=False, row=1, col=col)
+    _bare_axes(fig, row=1, col=col)
+
+
+def _bare_axes(fig: go.Figure, **cell) -> None:
+    """Axes with nothing to show yet: no ticks, grid or zero line under the line that says what comes."""
+    for update in (fig.update_xaxes, fig.update_yaxes):
+        update(showticklabels=False, showgrid=False, zeroline=False, **cell)
 
 
 def _until_first_step(fig: go.Figure, h: History) -> None:
     """Before the first step, a line that says what comes, not empty axes that run from -1 to 4."""
     if h.steps:
         return
-    fig.update_xaxes(showticklabels=False, showgrid=False, zeroline=False)
-    fig.update_yaxes(showticklabels=False, showgrid=False, zeroline=False)
+    _bare_axes(fig)
     fig.add_annotation(text=t("train.curve_waiting"), xref="paper", yref="paper", x=0.5, y=0.5, showarrow=False)
 
 
