@@ -1,14 +1,13 @@
 """Compare: two or more runs side by side: curves on a common axis, settings with the differences
 highlighted, final metrics, hyper-parameters against validation accuracy, and re-run any of them."""
 import pandas as pd
-import plotly.express as px
 import streamlit as st
 
-from core.app.comparison import AXES, config_differences, curves, summary
+from core.app.comparison import AXES, curves, setting_axes, setting_differences, stated, summary
 from core.app.table_files import formula_safe
-from core.config import MODES, NETWORKS, OPTIMIZERS, STYLES, TrainConfig
+from core.config import TrainConfig
 from core.runs.store import RunGone
-from ui.compare_chart import comparison_figure
+from ui.compare_chart import comparison_figure, settings_figure
 from ui.curves import CurveOptions
 from ui.format import readable, run_label
 from ui.identity import actions, owner_label
@@ -52,7 +51,8 @@ else:
                            mime="text/csv", key="compare_csv", on_click=record_take_out, args=(selected, "curves csv"))
 
 # --- settings and results ------------------------------------------------------------------------------------
-differ = config_differences([r.config for r in selected])
+said = {r.id: stated(r) for r in selected}  # a script or a summary states only some settings
+differ = setting_differences(list(said.values()))
 def summary_rows(run) -> dict:
     rows = summary(run)
     rows["status"] = status_word(rows["status"])
@@ -68,7 +68,7 @@ def setting_name(field: str) -> str:
 
 # the results first (they are what one compares), then the settings that differ, then the rest
 ordered = sorted(TrainConfig().to_dict(), key=lambda k: k not in differ)
-table = pd.DataFrame({r.name: {**summary_rows(r), **{setting_name(k): r.config.to_dict()[k] for k in ordered}}
+table = pd.DataFrame({r.name: {**summary_rows(r), **{setting_name(k): said[r.id].get(k) for k in ordered}}
                       for r in selected}).map(readable)
 differ_names = {setting_name(k) for k in differ}
 st.caption(t("compare.differ", names=", ".join(sorted(differ_names)) or t("compare.none")))
@@ -80,25 +80,17 @@ with st.expander(t("records.header")):
     records_download(store, selected, key="records_compare")
 
 # --- hyper-parameters vs validation accuracy -------------------------------------------------------------------
-def draw_parallel(scored) -> None:
-    codes = {"network": NETWORKS, "style": STYLES, "mode": MODES, "optimizer": OPTIMIZERS}
-    pc = pd.DataFrame([{**{k: codes[k].index(getattr(r.config, k)) for k in codes},
-                        "learning_rate": r.config.learning_rate, "batch_size": r.config.batch_size,
-                        "epochs": r.config.epochs, t("compare.s_best_val_acc"): r.best_val_acc} for r in scored])
-    fig = px.parallel_coordinates(pc, color=t("compare.s_best_val_acc"), color_continuous_scale="Viridis")
-    fig.update_layout(height=380, margin=dict(l=40, r=40, t=40, b=10))
-    st.plotly_chart(for_room(fig), width="stretch", key="parallel")
-    st.caption(t("compare.coded_axes") + "; ".join(f"{k}: " + ", ".join(f"{i}={v}" for i, v in enumerate(vals))
-                                          for k, vals in codes.items()))
-
-
-scored = [r for r in runs if r.best_val_acc is not None and not r.external]  # a script's settings are its own
+scored = [r for r in runs if r.best_val_acc is not None]
 if len(scored) >= 2:
     st.subheader(t("compare.parallel"))
     # Drawn when asked: Plotly's parallel coordinates render with WebGL, 1.2-1.3 s of the browser's main thread
     # in Chromium without a GPU (bench/page_times.py), which was most of the time this page took to open.
     if st.toggle(t("compare.show_parallel"), key="compare_parallel", help=t("compare.show_parallel_help")):
-        draw_parallel(scored)
+        fig = settings_figure(setting_axes(scored, t("compare.not_stated")), [r.best_val_acc for r in scored],
+                              t("compare.s_best_val_acc"))
+        st.plotly_chart(for_room(fig), width="stretch", key="parallel")
+        if any(r.external for r in scored):
+            st.caption(t("compare.not_stated_means"))
 
 # --- re-run ------------------------------------------------------------------------------------------------
 st.subheader(t("compare.rerun_header"))

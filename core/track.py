@@ -33,14 +33,13 @@ import sys
 import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
 import mindspore as ms
 from mindspore.train import Callback as MindSporeCallback
 
-from core.config import TrainConfig
+from core.foreign_settings import studio_config
 from core.messages import Explained, ExplainedValueError, Message
 from core.model.checkpoint import CheckpointError, infer_network
 from core.runs.worker.checkpoints import CheckpointWriter
@@ -58,10 +57,6 @@ __all__ = ["TrackedRun", "track_run", "StudioCallback", "open_store"]
 
 MAX_SETTINGS_KEYS = 500         # a script's settings: at most this many keys
 MAX_SETTINGS_BYTES = 64 * 1024  # and this many bytes of JSON
-ALIASES = {"lr": "learning_rate", "batch": "batch_size", "epoch": "epochs", "num_epochs": "epochs",
-           "net": "network", "model": "network"}
-
-
 def open_store(store: RunStore | str | os.PathLike | None = None) -> RunStore:
     """The studio's store: the default one, a folder, or a database URL (anything with "://")."""
     if isinstance(store, RunStore):
@@ -69,20 +64,6 @@ def open_store(store: RunStore | str | os.PathLike | None = None) -> RunStore:
     if store is not None and "://" in str(store):
         return RunStore(database_url=str(store))
     return RunStore(store)
-
-
-def studio_config(config: Mapping[str, Any]) -> TrainConfig:
-    """The studio's config of an external run: its defaults, with each of the script's settings that names one
-    of its fields (or an alias: lr, batch, num_epochs, ...) and holds a value the studio accepts."""
-    names = {f.name for f in fields(TrainConfig)}
-    chosen = TrainConfig()
-    for key, value in config.items():
-        name = ALIASES.get(key, key)
-        if name in names and name not in ("data_dir", "init_checkpoint"):
-            candidate = chosen.with_(**{name: tuple(value) if isinstance(value, list) else value})
-            if name not in candidate.errors():
-                chosen = candidate
-    return chosen
 
 
 def _jsonable(config: Mapping[str, Any]) -> str:

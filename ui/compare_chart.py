@@ -7,11 +7,12 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from core.app.comparison import SettingAxis
 from ui.charts import EPOCH_AXIS, LEGEND_ON_TOP, RUN_COLOURS
 from ui.curves import CurveOptions, smooth
 from ui.language import t
 
-__all__ = ["comparison_figure"]
+__all__ = ["comparison_figure", "settings_figure"]
 
 LOSS_ROW = {"step loss": 1, "train_loss": 1, "val_loss": 1, "train_acc": 2, "val_acc": 2}
 
@@ -60,3 +61,17 @@ def _layout(fig: go.Figure, axis: str, o: CurveOptions) -> None:
     fig.update_yaxes(tickformat=".0%", row=2, col=1)
     fig.update_layout(height=620, legend=LEGEND_ON_TOP, margin=dict(l=10, r=10, t=80, b=10),
                       hovermode="x unified", hoversubplots="axis", hoverlabel=dict(namelength=-1))
+
+
+def settings_figure(axes: list[SettingAxis], accuracy: list[float], accuracy_label: str) -> go.Figure:
+    """Parallel coordinates: one line per run through its settings (core.app.comparison.setting_axes) to its
+    best validation accuracy, coloured by it; choices and a few values are named at their ticks."""
+    dims = [dict(label=t(f"configure.f_{a.name}"), values=list(a.values), tickvals=list(a.tickvals),
+                 ticktext=list(a.ticktext)) for a in axes]
+    dims.append(dict(label=accuracy_label, values=accuracy, tickformat=".1%"))
+    fig = go.Figure(go.Parcoords(line=dict(color=accuracy, colorscale="Viridis", showscale=True,
+                                           colorbar=dict(tickformat=".0%", title=accuracy_label)),
+                                 dimensions=dims, labelfont=dict(size=14), tickfont=dict(size=12)))
+    fig.update_layout(height=380, margin=dict(l=60, r=40, t=50, b=20))
+    return fig
+

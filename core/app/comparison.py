@@ -1,9 +1,11 @@
 """Comparing runs: which settings differ, and their curves on a common axis (no Streamlit here)."""
 from __future__ import annotations
 
-from dataclasses import fields
+from dataclasses import dataclass, fields
+from typing import Any
 
-from core.config import TrainConfig
+from core.config import MODES, NETWORKS, OPTIMIZERS, STYLES, TrainConfig
+from core.foreign_settings import lineage_settings, stated_settings
 from core.runs.rows import Run
 from core.runs.store import RunStore
 
@@ -13,6 +15,70 @@ AXES = ("step", "epoch", "elapsed")  # elapsed: seconds since the run started
 def config_differences(configs: list[TrainConfig]) -> set[str]:
     """Names of the settings whose values are not all equal."""
     return {f.name for f in fields(TrainConfig) if len({repr(getattr(c, f.name)) for c in configs}) > 1}
+
+
+def stated(run: Run) -> dict[str, Any]:
+    """The settings a run states, by the config's field names: a studio run's whole config; a script's or an
+    imported run's only those its own settings or lineage named (the rest of its config are the studio's
+    defaults, which say nothing of how it trained)."""
+    config = run.config.to_dict()
+    if not run.external:
+        return config
+    params = run.params or {}
+    named = stated_settings(lineage_settings(params) if run.imported else params)
+    return {k: config[k] for k in named if k in config}
+
+
+def setting_differences(settings: list[dict[str, Any]]) -> set[str]:
+    """Names of the settings whose stated values are not all equal (a run that does not state one does not count)."""
+    names = {k for s in settings for k in s}
+    return {k for k in names if len({repr(s[k]) for s in settings if k in s}) > 1}
+
+
+CHOICE_AXES = {"network": NETWORKS, "style": STYLES, "mode": MODES, "optimizer": OPTIMIZERS}
+NUMBER_AXES = ("learning_rate", "batch_size", "epochs")
+FEW_TICKS = 8  # up to this many distinct values: a tick at each, not Plotly's round numbers between them
+
+
+@dataclass(frozen=True)
+class SettingAxis:
+    """One axis of the settings' parallel coordinates: a value per run, where its ticks go and what they say.
+    A run that does not state the setting sits at its own tick, `unstated`, below the others."""
+    name: str
+    values: tuple[float, ...]
+    tickvals: tuple[float, ...]
+    ticktext: tuple[str, ...]
+
+
+def setting_axes(runs: list[Run], unstated: str) -> list[SettingAxis]:
+    """The axes of the settings that at least one of `runs` states, choices first (by their names), then numbers."""
+    said = [stated(r) for r in runs]
+    axes = [_choice_axis(name, choices, said, unstated) for name, choices in CHOICE_AXES.items()]
+    axes += [_number_axis(name, said, unstated) for name in NUMBER_AXES]
+    return [a for a in axes if a is not None]
+
+
+def _choice_axis(name: str, choices: tuple[str, ...], said: list[dict], unstated: str) -> SettingAxis | None:
+    known = [s[name] for s in said if s.get(name) in choices]
+    if not known:
+        return None
+    shown = [c for c in choices if c in known]
+    at = {c: float(i) for i, c in enumerate(shown)}
+    values = tuple(at.get(s.get(name), -1.0) for s in said)
+    ticks = [(v, c) for c, v in at.items()] + ([(-1.0, unstated)] if -1.0 in values else [])
+    return SettingAxis(name, values, tuple(v for v, _ in ticks), tuple(c for _, c in ticks))
+
+
+def _number_axis(name: str, said: list[dict], unstated: str) -> SettingAxis | None:
+    known = sorted({float(s[name]) for s in said if isinstance(s.get(name), int | float)})
+    if not known:
+        return None
+    low, high = known[0], known[-1]
+    below = low - 0.15 * (high - low) if high > low else low - max(abs(low) * 0.5, 1e-3)
+    values = tuple(float(s[name]) if isinstance(s.get(name), int | float) else below for s in said)
+    shown = known if len(known) <= FEW_TICKS else [low + (high - low) * i / 5 for i in range(6)]
+    ticks = [(v, f"{v:.4g}") for v in shown] + ([(below, unstated)] if below in values else [])
+    return SettingAxis(name, values, tuple(v for v, _ in ticks), tuple(c for _, c in ticks))
 
 
 EPOCH_FIGURES = ("train_loss", "val_loss", "train_acc", "val_acc")

@@ -20,12 +20,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from core.messages import Message
-from core.networks import known_network
 from core.runs.rows import SUMMARY, Run
 from core.runs.store import RunStore
 from core.summaries.content import FolderContent, HistogramPoint
 from core.summaries.training_folders import reader_for
-from core.track import studio_config
+from core.foreign_settings import lineage_settings, studio_config
 from core.training.events import SettingEvent, ValidationEvent
 from core.training.layer_stats import LayerStat
 
@@ -41,7 +40,6 @@ VAL_LOSS_TAGS = ("val_loss", "eval_loss", "loss/eval", "validation_loss")
 # lineage read with 18 of 20 steps in the summary file).
 SETTLE_S = 1.0
 INDEX, GRAPH = "summary-index.json", "summary-graph.json"  # the run's files: what it holds, and its graph
-OPTIMIZERS = {"Momentum": "momentum", "SGD": "sgd", "Adam": "adam"}
 
 
 @dataclass
@@ -122,14 +120,14 @@ class SummaryImport:
                 self.written["steps"] = existing.step
             else:
                 self.run_id = self.store.create_run(
-                    studio_config(studio_settings(content.lineage)), name=self.folder.name[:80] or "summary",
+                    studio_config(lineage_settings(content.lineage)), name=self.folder.name[:80] or "summary",
                     source=SUMMARY, status="running", exclusive=False, submitter=self.who,
                     params=json.dumps(self._params(content), default=str), started=time.time(),
                     pid=os.getpid(), host=socket.gethostname())
                 self.store.log(self.run_id, f"imported from the summary folder {self.folder}")
         if content.lineage:
             self.store.update(self.run_id, params=json.dumps(self._params(content), default=str),
-                              config=studio_config(studio_settings(content.lineage)).to_json())
+                              config=studio_config(lineage_settings(content.lineage)).to_json())
         return self.run_id
 
     def _params(self, content: FolderContent) -> dict:
@@ -253,17 +251,6 @@ def layer_stat(epoch: int, tag: str, p: HistogramPoint) -> LayerStat:
         else math.nan
     norm = math.sqrt(sum(c * x * x for c, x in zip(counts, centres, strict=False)))
     return LayerStat(epoch, tag, kind, mean, std, p.min, p.max, norm, math.nan, p.edges, tuple(int(c) for c in counts))
-
-
-def studio_settings(lineage: dict) -> dict:
-    """The lineage's settings under the studio's names (core.track.studio_config keeps those it accepts)."""
-    out = {k: lineage[k] for k in ("learning_rate", "batch_size", "epochs") if lineage.get(k)}
-    if lineage.get("optimizer") in OPTIMIZERS:
-        out["optimizer"] = OPTIMIZERS[lineage["optimizer"]]
-    network = "".join(ch for ch in str(lineage.get("network", "")).lower() if ch.isalnum())  # "LeNet5" -> "lenet5"
-    if network and known_network(network) is not None:  # one of the studio's registered networks
-        out["network"] = network
-    return out
 
 
 def not_shown(content: FolderContent) -> list[str]:
