@@ -1,6 +1,7 @@
 """Opening each page, as a user does it in a real browser (a benchmark that prints figures, not a test).
 
     .venv/bin/python -m bench.page_times [--reps 3] [--runs 10]
+    .venv/bin/python -m bench.page_times --imported 100 --imported-steps 10000   # with imported summaries too
 
 A server on 127.0.0.1 with a run store of RUNS finished runs (small MLPs trained by the command line on the
 bundled images, so every page has real runs, curves, checkpoints and layer statistics to show). In Chromium:
@@ -10,13 +11,17 @@ before). Rounds go over all pages in the sidebar's order; the first visit of a p
 reported apart from later ones (imports and caches warm up once per server). Also the first load of the app
 (navigation → Train page complete) at once after the server answers its health check; then SETTLE seconds on
 that page (a user reading it; the server loads MindSpore in the background meanwhile) before the clicks.
-Results: bench/results/page_times.json (date, versions, machine).
+With --imported N, a second store holds the same runs and N imported summary folders of STEPS steps each
+(bench/summary_import.py writes them as SummaryCollector does); servers on the two stores alternate, one after
+another, and the figures are reported per store with their ratio (pages with those runs in the store against
+pages without them). Results: bench/results/page_times.json, or page_times_imported.json with --imported.
 """
 from __future__ import annotations
 
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -81,6 +86,23 @@ def one_server(browser, root: Path, settle_s: float) -> list[dict]:
     return rows
 
 
+def with_imported(root: Path, runs: int, steps: int) -> Path:
+    """A copy of the store at `root` with `runs` summary folders of `steps` steps imported into it."""
+    import numpy as np
+
+    from bench.summary_import import write_folder
+    from core.app.summary_import import SummaryImport
+    from core.runs.store import RunStore
+    bigger = root.parent / (root.name + "-imported")
+    shutil.copytree(root, bigger)
+    store, rng = RunStore(bigger), np.random.default_rng(0)
+    for i in range(runs):
+        folder = root.parent / "summaries" / f"run-{i:03d}"
+        write_folder(folder, steps, 100, rng)
+        SummaryImport(store, folder).update(final=True)
+    return bigger
+
+
 def summary(rows: list[dict]) -> dict:
     by_page: dict[str, dict] = {}
     for row in rows:
@@ -95,23 +117,36 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--reps", type=int, default=2, help="servers, one after another (each visits every page 3 times)")
     ap.add_argument("--runs", type=int, default=10)
     ap.add_argument("--settle", type=float, default=5.0, help="seconds on the first page before clicking on")
+    ap.add_argument("--imported", type=int, default=0, help="also time a store with this many imported summaries")
+    ap.add_argument("--imported-steps", type=int, default=10_000)
     args = ap.parse_args(argv)
     from playwright.sync_api import sync_playwright
-    root = Path(tempfile.mkdtemp(prefix="page-times-"))
+    root = Path(tempfile.mkdtemp(prefix="page-times-")) / "store"
     seed_store(root, args.runs)
+    stores = {"studio runs": root}
+    if args.imported:
+        stores[f"+{args.imported} imported"] = with_imported(root, args.imported, args.imported_steps)
     rows = []
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         for rep in range(args.reps):
-            rows += [r | {"server": rep + 1} for r in one_server(browser, root, args.settle)]
+            for label, folder in stores.items():  # alternating: what slows the machine slows both alike
+                rows += [r | {"server": rep + 1, "store": label} for r in one_server(browser, folder, args.settle)]
         browser.close()
     out = {"command": "python -m bench.page_times " + " ".join(sys.argv[1:] if argv is None else argv),
-           **stamp("streamlit"), "runs_in_store": args.runs, "settle_s": args.settle, "summary": summary(rows),
-           "rows": rows}
-    save("page_times", out)
+           **stamp("streamlit"), "runs_in_store": args.runs, "settle_s": args.settle,
+           "summary": summary([r for r in rows if r["store"] == "studio runs"]), "rows": rows}
+    if args.imported:
+        out |= {"imported": args.imported, "imported_steps": args.imported_steps,
+                "summary_with_imported": summary([r for r in rows if r["store"] != "studio runs"])}
+        out["later_visit_ratio"] = {page: round(out["summary_with_imported"][page]["later_visits_s"]["median"]
+                                                / figures["later_visits_s"]["median"], 2)
+                                    for page, figures in out["summary"].items() if "later_visits_s" in figures}
+    save("page_times_imported" if args.imported else "page_times", out)
     for name, figures in out["summary"].items():
         print(f"{name:20} {figures}")
-
+    for name, ratio in out.get("later_visit_ratio", {}).items():
+        print(f"{name:20} with imported / without: {ratio}")
     return out
 
 

@@ -6,15 +6,16 @@ from __future__ import annotations
 
 import json
 
-import pandas as pd
 import streamlit as st
 
 from core.app.summary_follow import FOLLOWERS
-from core.app.summary_import import INDEX, ImportReport, SummaryImport, scope_table
+from core.app.summary_import import INDEX, ImportReport, SummaryImport
 from core.data.idx import DataError
 from core.runs.rows import Run
 from core.runs.store import RunStore
+from core.summaries.graph_scopes import scope_tree
 from core.summaries.training_folders import training_folders
+from ui.graph_tree import graph_tree_html
 from ui.identity import actions, refused_here
 from ui.language import say, t
 from ui.session import check_user_path
@@ -74,7 +75,7 @@ def _said(report: ImportReport) -> None:
 
 
 def imported_files(store: RunStore, run: Run) -> None:
-    """An imported run's last images of each tag and its graph by name scope (core/app/summary_import.py)."""
+    """An imported run's last images of each tag and its graph as a tree of name scopes (ui/graph_tree.py)."""
     index_file = store.file(run.id, INDEX)
     if index_file is None:
         return
@@ -91,4 +92,5 @@ def imported_files(store: RunStore, run: Run) -> None:
     if graph is not None:
         nodes = json.loads(graph.read_text())
         with st.expander(t("train.summary_graph", n=len(nodes))):
-            st.dataframe(pd.DataFrame(scope_table(nodes)), hide_index=True, width="stretch")
+            st.caption(t("train.graph_how"))
+            st.html(graph_tree_html(scope_tree(nodes)))

@@ -28,7 +28,7 @@ from core.foreign_settings import lineage_settings, studio_config
 from core.training.events import SettingEvent, ValidationEvent
 from core.training.layer_stats import LayerStat
 
-__all__ = ["SummaryImport", "ImportReport", "find_imported", "scope_table", "LOSS_TAGS", "RATE_TAGS", "INDEX",
+__all__ = ["SummaryImport", "ImportReport", "find_imported", "LOSS_TAGS", "RATE_TAGS", "INDEX",
            "SETTLE_S", "GRAPH"]
 
 LOSS_TAGS = ("loss", "train_loss", "loss/train", "Loss")
@@ -261,21 +261,3 @@ def not_shown(content: FolderContent) -> list[str]:
     out += [f"tensor {t} ({len(p)})" for t, p in content.tensors.items()]
     out += [f"{kind} ({n})" for kind, n in content.unknown.items()]
     return out
-
-
-def scope_table(nodes: list[dict], depth: int = 4) -> list[dict]:
-    """The graph by name scope, as MindInsight and TensorBoard group it: one row a scope cut at `depth` levels
-    ("Default/network-WithLossCell/_backbone-LeNet5/conv1-Conv2d"), with its operators counted by type and the
-    output shapes they make; the gradient scopes after the forward ones."""
-    rows: dict[str, dict] = {}
-    for n in nodes:
-        scope = "/".join(n["scope"].split("/")[:depth]) or "(top)"
-        row = rows.setdefault(scope, {"scope": scope, "operators": {}, "shapes": []})
-        row["operators"][n["op_type"]] = row["operators"].get(n["op_type"], 0) + 1
-        shape = "×".join(str(d) for d in n["shape"]) if n.get("shape") else None
-        if shape and shape not in row["shapes"]:
-            row["shapes"].append(shape)
-    ordered = sorted(rows.values(), key=lambda r: (r["scope"].startswith("Gradients"), r["scope"]))
-    return [{"scope": r["scope"], "operators": ", ".join(f"{op} ×{k}" if k > 1 else op
-                                                        for op, k in sorted(r["operators"].items())),
-             "output shapes": ", ".join(r["shapes"][:6])} for r in ordered]

@@ -51,8 +51,13 @@ def test_a_summary_folder_is_opened_from_runs_and_shown_on_train_and_weights(tmp
             expect(page.locator("[data-testid='stImage'] img").first).to_be_visible(timeout=30_000)
             assert page.get_by_role("button", name=re.compile("Pause|Stop")).count() == 0
             page.get_by_text(re.compile(r"The graph by name scope \(\d+ operators\)")).click()
-            expect(page.get_by_text("Default/network-WithLossCell/_backbone-LeNet5/conv1-Conv2d").first
-                   ).to_be_attached(timeout=30_000)
+            for scope in ("network-WithLossCell", "_backbone-LeNet5", "conv1-Conv2d"):  # a scope opens by a click
+                page.locator("summary b", has_text=re.compile(f"^{scope}$")).first.click()
+            conv = page.locator("details[data-scope$='_backbone-LeNet5/conv1-Conv2d']").first
+            expect(conv.get_by_role("cell", name="Conv2D", exact=True)).to_be_visible(timeout=30_000)
+            expect(conv.get_by_role("cell", name="32×6×28×28")).to_be_visible()
+            page.locator("summary b", has_text=re.compile("^conv1-Conv2d$")).first.click()  # and closes by one
+            expect(conv.get_by_role("cell", name="Conv2D", exact=True)).to_be_hidden()
             shot(page, "summary-2-train")
 
             page.goto(server.url + "/weights")
