@@ -29,27 +29,37 @@ class Followers:
         self.every_s, self.quiet_limit_s, self.most = every_s, quiet_limit_s, most
         self._lock = threading.Lock()
         self._threads: dict[Path, threading.Thread] = {}
+        self._starting: set[Path] = set()  # folders whose first read is under way
 
     def follow(self, store: RunStore, folder: Path, who: str) -> ImportReport | None:
         """Read the folder now (in the caller's thread: a fault there is the caller's to show) and follow it from
         then on; its first report, or None when this server follows it already. ValueError: this server follows
-        as many folders as it may."""
+        as many folders as it may. The first read happens outside the lock: a folder of months of records
+        takes seconds, and nobody else's Follow waits for it."""
         folder = folder.resolve()
         with self._lock:
             self._threads = {f: t for f, t in self._threads.items() if t.is_alive()}
-            if folder in self._threads:
+            if folder in self._threads or folder in self._starting:
                 return None
-            if len(self._threads) >= self.most:
+            if len(self._threads) + len(self._starting) >= self.most:
                 raise ValueError(f"this server already follows {self.most} summary folders: open this one without "
                                  "following it, or follow it from a terminal with python -m core.cli.import_summary "
                                  "--watch")
+            self._starting.add(folder)
+        try:
             follower = SummaryImport(store, folder, who=who)
             first = follower.update(final=False)  # never ended yet: that takes quiet files after the lineage
-            thread = threading.Thread(target=self._follow, args=(follower,), daemon=True,
-                                      name=f"summary-follow:{folder.name}")
+        except BaseException:
+            with self._lock:
+                self._starting.discard(folder)
+            raise
+        thread = threading.Thread(target=self._follow, args=(follower,), daemon=True,
+                                  name=f"summary-follow:{folder.name}")
+        with self._lock:
+            self._starting.discard(folder)
             self._threads[folder] = thread
             thread.start()
-            return first
+        return first
 
     def following(self) -> list[Path]:
         with self._lock:

@@ -8,6 +8,7 @@ import shutil
 import struct
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -261,6 +262,43 @@ def test_a_followed_folder_that_goes_quiet_without_a_lineage_ends_as_stopped_and
     assert any("no training lineage: followed no more" in line.message for line in store.logs(first.run_id))
     with pytest.raises(ValueError, match="already follows 0 summary folders: open this one without following it"):
         Followers(most=0).follow(store, folder, who="ann")
+
+
+def test_a_long_first_read_holds_up_no_one_elses_follow(store, collected, tmp_path, monkeypatch):
+    """One person's Follow of a folder whose first read is slow: a second person's Follow of another folder, and a
+    third Follow of the same folder, answer at once; a first read that fails frees its place."""
+    from core.app import summary_follow
+    source, _ = collected
+    slow, quick = tmp_path / "slow", tmp_path / "quick"
+    for folder in (slow, quick):
+        shutil.copytree(source, folder)
+    reading, release = threading.Event(), threading.Event()
+    real_update = SummaryImport.update
+
+    def update(self, final=False):
+        if self.folder.name == "slow" and not release.is_set():
+            reading.set()
+            assert release.wait(30), "the test never released the slow read"
+        return real_update(self, final)
+
+    monkeypatch.setattr(SummaryImport, "update", update)
+    followers = summary_follow.Followers(every_s=60, most=2)
+    first: list = []
+    slow_follow = threading.Thread(target=lambda: first.append(followers.follow(store, slow, who="ann")))
+    slow_follow.start()
+    assert reading.wait(30), "the slow folder's first read began"
+    assert followers.follow(store, quick, who="bob") is not None
+    assert followers.follow(store, slow, who="cy") is None  # already being started: one thread per folder
+    assert slow_follow.is_alive(), "the other Follows answered only after the slow first read had ended"
+    release.set()
+    slow_follow.join(30)
+    assert first and first[0] is not None and followers.following() == sorted([slow.resolve(), quick.resolve()])
+    broken = summary_follow.Followers(every_s=60, most=1)
+    monkeypatch.setattr(SummaryImport, "update", lambda self, final=False: 1 / 0)
+    with pytest.raises(ZeroDivisionError):
+        broken.follow(store, slow, who="ann")
+    monkeypatch.setattr(SummaryImport, "update", real_update)
+    assert broken.follow(store, quick, who="ann") is not None, "the failed first read left its place free"
 
 
 def test_an_imported_run_shows_its_curve_images_and_graph_by_scope_on_train(store, collected):
