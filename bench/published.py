@@ -15,6 +15,8 @@ import re
 from pathlib import Path
 from collections.abc import Callable
 
+from core.i18n import counted
+
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results"
 DOCUMENTS = (ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")))
@@ -303,7 +305,7 @@ def queue_latency() -> list[str]:
     rows = []
     for name in ("queue", "queue-postgresql"):
         data = _load(name)
-        rows += [_source(data) + f"; the store on {data['database']}, {data['slots']} slot(s)", ""]
+        rows += [_source(data) + f"; the store on {data['database']}, {counted(data['slots'], 'slot')}", ""]
     rows += ["| from the slot freeing (the run ahead finished) to ... | store | round 1 | round 2 | round 3 |",
              "|---|---|---|---|---|"]
     for key, what in (("taken_after_s", "the next run taken from the queue (`starting`)"),
@@ -315,8 +317,8 @@ def queue_latency() -> list[str]:
     for name in ("queue", "queue-postgresql"):
         ten = _load(name)["ten_submitters"]
         rows.append("")
-        rows.append(f"Ten submitters at once on {_load(name)['database'].split(',')[0]}: {ten['runs']} runs, each "
-                    f"started {', '.join(map(str, ten['starts_per_run']))} time(s), all completed in "
+        rows.append(f"Ten submitters at once on {_load(name)['database'].split(',')[0]}: {ten['runs']} runs, started "
+                    f"this many times each: {', '.join(map(str, ten['starts_per_run']))}; all completed in "
                     f"{ten['wall_s']:.0f} s, started in the queue's order: "
                     f"{'yes' if ten['started_order'] == ten['queued_order'] else 'no'}.")
     return rows

@@ -47,3 +47,9 @@ def text(lang: str, key: str, /, **values) -> str:
         key = f"{key}_one" if f"{key}_one" in catalogue(lang) else key
     template = catalogue(lang).get(key) or catalogue(DEFAULT).get(key) or key
     return template.format(**values) if values else template
+
+
+def counted(n: int, word: str, plural: str | None = None) -> str:
+    """A count and its noun in English, for the command line and the logs: "1 step", "3 steps" ("1 run(s)" was
+    how they read before; a page's text takes its catalogue's "_one" form instead)."""
+    return f"{n} {word if n == 1 else plural or word + 's'}"

@@ -11,6 +11,7 @@ import streamlit as st
 from core.app.summary_follow import FOLLOWERS
 from core.app.summary_import import INDEX, ImportReport, SummaryImport
 from core.data.idx import DataError
+from core.i18n import counted
 from core.runs.rows import Run
 from core.runs.store import RunStore
 from core.summaries.graph_scopes import scope_tree
@@ -47,7 +48,7 @@ def summary_panel(store: RunStore) -> bool:
             return False
         act = actions()
         act.did("import_summary", None, target=str(root),
-                detail=f"{len(folders)} folder(s)" + (", followed" if follow else ""))
+                detail=counted(len(folders), "folder") + (", followed" if follow else ""))
         for folder in folders:
             if follow:
                 _follow(store, folder, act.person.ident)

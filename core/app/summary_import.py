@@ -19,6 +19,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from core.i18n import counted
 from core.messages import Message
 from core.runs.rows import SUMMARY, Run
 from core.runs.store import RunStore
@@ -54,9 +55,9 @@ class ImportReport:
     ended: bool = False
 
     def line(self) -> str:
-        said = f"{self.name} ({self.run_id}): {self.new_steps} new step(s), last step {self.last_step}"
+        said = f"{self.name} ({self.run_id}): {counted(self.new_steps, 'new step')}, last step {self.last_step}"
         if self.skipped:
-            said += f"; {self.skipped} unreadable record(s) skipped (see the run's log)"
+            said += f"; {counted(self.skipped, 'unreadable record')} skipped (see the run's log)"
         if self.not_shown:
             said += f"; not shown: {', '.join(self.not_shown)}"
         return said + ("; training ended" if self.ended else "")
@@ -196,7 +197,7 @@ class SummaryImport:
 
     def _skips(self, run_id: str, content: FolderContent) -> None:
         for s in content.skipped[self.written["skips"]:]:
-            self.store.log(run_id, f"skipped {s.skip.length} byte(s) of {s.file} at byte {s.skip.offset}: "
+            self.store.log(run_id, f"skipped {counted(s.skip.length, 'byte')} of {s.file} at byte {s.skip.offset}: "
                                    f"{SKIP_WORDS[s.skip.reason]}")
         self.written["skips"] = len(content.skipped)
 

@@ -15,6 +15,7 @@ import sys
 import time
 
 from core.config import ConfigError
+from core.i18n import counted
 from core.messages import Explained
 from core.runs.launch import launcher
 from core.runs import sweeps
@@ -86,7 +87,7 @@ def _cancel(store: RunStore, sweep_id: str) -> int:
     except NotAllowed as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    print(f"sweep {sweep_id} cancelled: {ended} run(s) cancelled or asked to stop")
+    print(f"sweep {sweep_id} cancelled: {counted(ended, 'run')} cancelled or asked to stop")
     return 0
 
 

@@ -14,6 +14,7 @@ import time
 from tqdm import tqdm
 
 from core.config import ConfigError, TrainConfig
+from core.i18n import counted
 from core.options import add_config_arguments, config_from_args
 from core.presets import PRESETS
 from core.data.folders import validate_mnist_dir
@@ -213,7 +214,8 @@ def _queue_line(queue: RunQueue, run_id: str) -> str:
         when = f"starts once the paused run {mine.held_by} is resumed and ends, or is stopped"
     else:
         when = f"starts in {about(mine.starts_in_s)}" if mine.starts_in_s is not None else "start time unknown"
-    return f"queued: position {mine.position} of {len(waiting)}, {when} ({queue.slots} slot(s); Ctrl-C cancels)"
+    slots = counted(queue.slots, "slot")
+    return f"queued: position {mine.position} of {len(waiting)}, {when} ({slots}; Ctrl-C cancels)"
 
 
 def _resume(args: argparse.Namespace) -> int:

@@ -82,7 +82,7 @@ def test_a_sweep_configured_in_the_browser_runs_and_shows_linked_parallel_coordi
             page.wait_for_timeout(1000)
             page.get_by_role("button", name="🔍 Start sweep").click()
             expect(page.get_by_role("heading", name="Sweeps")).to_be_visible(timeout=60_000)
-            expect(page.get_by_text("4 of 4 settings done (2 seed(s) each)")).to_be_visible(timeout=300_000)
+            expect(page.get_by_text("4 of 4 settings done (seeds each: 2)")).to_be_visible(timeout=300_000)
             # a rerun may still show the caption it replaces for a moment: two of it, the same words
             expect(page.get_by_text("Curves of 4 of 4 settings").first).to_be_visible(timeout=30_000)
             by_rate = page.locator('[data-testid="stPlotlyChart"]').first.locator(".js-plotly-plot")
@@ -121,7 +121,7 @@ def test_a_sweep_started_with_configures_defaults_completes_and_shows_importance
             page.get_by_text("Sweep: try several settings").click()
             page.get_by_role("button", name="🔍 Start sweep").click()
             expect(page.get_by_role("heading", name="Sweeps")).to_be_visible(timeout=60_000)
-            expect(page.get_by_text("6 of 6 settings done (1 seed(s) each)")).to_be_visible(timeout=400_000)
+            expect(page.get_by_text("6 of 6 settings done (seeds each: 1)")).to_be_visible(timeout=400_000)
             importance = page.get_by_role("heading", name="Which setting mattered most")
             expect(importance.first).to_be_visible(timeout=60_000)
             # the page's last live update and its final draw overlap a moment: then one heading

@@ -44,7 +44,7 @@ def test_a_summary_collector_folder_becomes_a_run_whose_losses_match_what_its_sc
     store = RunStore(tmp_path / "store")
     p = cli("core.cli.import_summary", str(folder.parent), "--store", str(tmp_path / "store"), timeout=120)
     assert p.returncode == 0, p.stderr
-    assert f"{STEPS * EPOCHS} new step(s), last step {STEPS * EPOCHS}; training ended" in p.stdout, p.stdout
+    assert f"{STEPS * EPOCHS} new steps, last step {STEPS * EPOCHS}; training ended" in p.stdout, p.stdout
     (run,) = store.list_runs()
     assert (run.name, run.source, run.status, run.step, run.epoch) == ("lenet5-run", "summary", "completed",
                                                                        STEPS * EPOCHS, EPOCHS)
@@ -66,7 +66,7 @@ def test_a_summary_collector_folder_becomes_a_run_whose_losses_match_what_its_sc
                for n in graph), sorted({(n["scope"], n["op_type"]) for n in graph})
 
     again = cli("core.cli.import_summary", str(folder), "--store", str(tmp_path / "store"), timeout=120)
-    assert again.returncode == 0 and "0 new step(s)" in again.stdout, again.stdout + again.stderr
+    assert again.returncode == 0 and "0 new steps" in again.stdout, again.stdout + again.stderr
     assert [r.id for r in store.list_runs()] == [run.id], "the same folder imported twice is one run"
 
 
@@ -335,7 +335,7 @@ def test_a_tensorboardx_log_imports_and_compares_against_a_studio_run(store, sma
         w.add_text("note", "a text", 30)
     p = cli("core.cli.import_summary", str(tmp_path / "tb"), "--store", str(tmp_path / "store"), timeout=120)
     assert p.returncode == 0, p.stderr
-    assert "30 new step(s), last step 30" in p.stdout and "not shown: text (note/text_summary) (1)" in p.stdout, p.stdout
+    assert "30 new steps, last step 30" in p.stdout and "not shown: text (note/text_summary) (1)" in p.stdout, p.stdout
     (imported,) = store.list_runs()
     assert [s.loss for s in store.steps(imported.id)] == pytest.approx([2.0 / s for s in range(1, 31)])
     assert [(c.step, c.value) for c in store.setting_changes(imported.id)] == [(1, pytest.approx(0.1)),

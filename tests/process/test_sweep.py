@@ -98,7 +98,7 @@ def test_the_sweeps_page_shows_settings_best_first_with_their_seed_spread_and_pr
     at = page("sweeps")
     assert not at.exception, [e.value for e in at.exception]
     (bar,) = at.get("progress")
-    assert bar.value == 100 and "2 of 2 settings done (2 seed(s) each) · completed 2" in bar.proto.text
+    assert bar.value == 100 and "2 of 2 settings done (seeds each: 2) · completed 2" in bar.proto.text
     table = at.table[0].value
     assert list(table.index)[0].startswith("⭐") and "learning_rate = 0.1" in table.iloc[0, 0]
     assert table.iloc[0]["seeds done"] == "2/2" and "–" in table.iloc[0]["seeds: min – max"]

@@ -255,5 +255,10 @@ def test_a_count_of_one_takes_the_singular_form_where_a_language_has_one():
     assert i18n.text("zh", "draw.mine", n=1) == "我的手写集（1 张）"
     assert i18n.text("en", "queue.header", n=1, slots=2) == "Queue: 1 run waiting for a slot (slots on this server: 2)"
     assert i18n.text("en", "queue.header", n=3, slots=2) == "Queue: 3 runs waiting for a slot (slots on this server: 2)"
-    plural_hacks = [k for k, v in i18n.catalogue("en").items() if re.search(r"\{n\}[^{}]{0,30}?\(s\)", v)]
+    plural_hacks = [k for k, v in i18n.catalogue("en").items() if re.search(r"\{\w+\}[^{}]{0,30}?\(s\)", v)]
     assert plural_hacks == [], plural_hacks  # "{n} run(s)": a count says its plural (and its _one its singular)
+    assert i18n.counted(1, "new step") == "1 new step" and i18n.counted(0, "run") == "0 runs"
+    in_code = [f"{p.relative_to(PROJECT_ROOT)}:{i}" for folder in ("core", "ui", "app_pages")
+               for p in sorted((PROJECT_ROOT / folder).rglob("*.py"))
+               for i, line in enumerate(p.read_text().splitlines(), 1) if re.search(r"\}\s[\w ]{1,30}\(s\)", line)]
+    assert in_code == [], in_code  # the command line and the logs count with i18n.counted

@@ -11,6 +11,7 @@ import os
 import socket
 import time
 
+from core.i18n import counted
 from core.live_settings import OPTIMIZER_SETTINGS
 from core.messages import Message
 from core.runs.worker.cluster import COORDINATOR_ENV
@@ -145,7 +146,7 @@ class StoreControl(Control, Callback):
         if steps:
             self.pause_at = self.step + int(steps)
             self.store.take(self.run_id, "step", steps)
-            self.store.log(self.run_id, f"stepping {int(steps)} step(s), then pausing")
+            self.store.log(self.run_id, f"stepping {counted(int(steps), 'step')}, then pausing")
         if asked.request != self.request and asked.request in ("pause", "run"):
             self._mirror(asked.request)
         self.request, self.delay = asked.request, asked.step_delay
