@@ -105,10 +105,12 @@ with sweep_section:
 # --- The network as a picture -------------------------------------------------------------------------------
 table = layer_table(config.network, config.hidden)
 st.subheader(t("configure.layers", network=literal(config.shape_label)))
-picture, numbers = st.columns([3, 2])
+picture, numbers = st.columns([1, 1])
 picture.plotly_chart(network_diagram(config), width="stretch", key="diagram", config={"staticPlot": True})
 numbers.metric(t("configure.trainable_params"), f"{table['parameters'].sum():,}")
-numbers.dataframe(table.rename(columns={c: t(f"configure.col_{c.replace(' ', '_')}") for c in table.columns}),
-                  hide_index=True, width="stretch")
+numbers.dataframe(table, hide_index=True, width="stretch",  # parameters with thousands separators
+                  column_config={**{c: t(f"configure.col_{c.replace(' ', '_')}") for c in table.columns},
+                                 "parameters": st.column_config.NumberColumn(t("configure.col_parameters"),
+                                                                             format="localized")})
 st.caption(t("configure.data_caption",
              data=literal(config.data_dir) if config.data_dir else t("configure.bundled_data")))

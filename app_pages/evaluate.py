@@ -56,7 +56,7 @@ confusion_matrix(r, left)  # a click on a cell chooses it for the gallery below
 table = pd.DataFrame({"digit": range(10), "precision": r.precision, "recall": r.recall, "f1": r.f1,
                       "support": r.support})
 right.dataframe(table.style.format({"precision": "{:.3f}", "recall": "{:.3f}", "f1": "{:.3f}"}),
-                hide_index=True, width="stretch", height=420,
+                hide_index=True, width="stretch", height="auto",  # the ten digits, no empty row under them
                 column_config={c: t(f"evaluate.col_{c}") for c in table.columns})
 
 file_split = "test" if split == "test" else "train"

@@ -63,10 +63,11 @@ table = pd.DataFrame([{
     "duration": fmt_duration(r.duration), "created": dt.datetime.fromtimestamp(r.created).strftime("%Y-%m-%d %H:%M"),
     "owner": f"{owner_label(r)} · {source_word(r.source)}",  # who, and from where (the dashboard, a sweep, ...)
 } for r in shown_runs])
-st.dataframe(table, hide_index=True, width="stretch",
+# A run without an accuracy yet shows "–" (a grid shows a missing number as "None"); the column still sorts
+# by number. The name column is wide: it carries the tags.
+st.dataframe(table.style.format("{:.1f} %", subset=["best val acc"], na_rep="–"), hide_index=True, width="stretch",
              column_config={**{c: t(f"runs.col_{c.replace(' ', '_')}") for c in table.columns},
-                            "best val acc": st.column_config.NumberColumn(t("runs.col_best_val_acc"),
-                                                                          format="%.1f %%")})  # one format
+                            "name": st.column_config.TextColumn(t("runs.col_name"), width="large")})
 
 run = with_local_checkpoint(store, st.selectbox(t("train.run"), shown_runs, format_func=run_label,
                                                key="runs_selected"))

@@ -3,7 +3,8 @@
 streamlit-drawable-canvas shows its toolbar only while a mouse hovers over the canvas, so on a phone or tablet
 it never appears, and its icons are 14 px. The component draws inside a shadow root, out of reach of the page's
 styles, so a small script adds a style to that root once the canvas is there: the toolbar stays above the
-canvas, its buttons 44 px (a finger's size)."""
+canvas, its buttons 44 px (a finger's size), and its "send to the app" button (↥) is hidden: every stroke
+reaches the app as it is drawn (update_streamlit=True)."""
 from __future__ import annotations
 
 import streamlit as st
@@ -14,7 +15,9 @@ _STYLE = (".dc-root{display:flex;flex-direction:column-reverse}"
           ".dc-toolbar,.dc-toolbar[data-pinned=false]{opacity:1!important;position:static!important;"
           "padding:0 0 .4rem 0!important}"
           ".dc-icon-button{min-width:44px;min-height:44px!important}"
-          ".dc-icon-button svg{width:1.4rem!important;height:1.4rem!important}")
+          ".dc-icon-button svg{width:1.4rem!important;height:1.4rem!important}"
+          # the page reads every stroke as it is drawn: "send this drawing" would do nothing a person could see
+          ".dc-icon-button[aria-label='Update the app with this drawing']{display:none!important}")
 _SCRIPT = """<script>
 (() => {
   const css = %s;

@@ -72,7 +72,7 @@ def layer_table(network: str, hidden: tuple[int, ...]) -> pd.DataFrame:
     with MINDSPORE_LOCK:
         from core.model.network_build import build_network, summarize  # deferred: MindSpore
         rows = summarize(build_network(network, hidden=hidden))
-    return pd.DataFrame([{"layer": r.name, "type": r.kind, "output shape": str(r.output_shape),
+    return pd.DataFrame([{"layer": r.name, "type": r.kind, "output shape": "×".join(map(str, r.output_shape)),
                           "parameters": r.params} for r in rows])  # columns renamed per language on display
 
 

@@ -47,7 +47,8 @@ def _figure(r: Report) -> go.Figure:
                                  zeroline=False),
                       yaxis=dict(digit_axis(t("evaluate.true")), range=[9.5, -0.5], scaleanchor="x", constrain="domain",
                                  showgrid=False, zeroline=False),
-                      margin=dict(l=10, r=10, t=10, b=10))  # scaleanchor: square cells; y from 0 at the top
+                      margin=dict(l=10, r=10, t=36, b=10))  # scaleanchor: square cells; y from 0 at the top;
+    # the top margin holds the chart's toolbar, which otherwise covers the top row's cells
     return fig
 
 

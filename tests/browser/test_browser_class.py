@@ -125,6 +125,8 @@ def test_a_phone_watches_through_the_class_link_draws_and_cannot_start(classroom
     box = reset.bounding_box()
     assert reset.is_visible() and box["width"] >= 40 and box["height"] >= 40, box
     assert reset.evaluate("b => getComputedStyle(b.closest('.dc-toolbar')).opacity") == "1"
+    expect(phone.get_by_role("button", name="Undo")).to_be_visible()
+    expect(phone.get_by_role("button", name="Update the app with this drawing")).to_be_hidden()  # it did nothing
     shot(phone, "phone_draw")
     reset.tap()
     wait_for(lambda: ink(phone) == 0, what="the canvas to clear", timeout=15)

@@ -4,7 +4,7 @@ import json
 import pytest
 
 from core.config import TrainConfig
-from tests.support.apptest import page
+from tests.support.apptest import page, seen
 from tests.support.helpers import wait_for
 
 
@@ -122,6 +122,22 @@ def test_an_ended_run_shows_no_speed_or_eta(store):
     assert not at.exception, [e.value for e in at.exception]
     (bar,) = at.get("progress")
     assert "step 40/100" in bar.proto.text and "ETA" not in bar.proto.text and "samples/s" not in bar.proto.text
+
+
+def test_a_finished_runs_checkpoint_path_is_said_once(store):
+    from core.messages import Message
+    run_id = store.create_run(TrainConfig(network="mlp", epochs=1), source="cli")
+    path = store.checkpoint_path(run_id)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(b"weights")
+    store.update(run_id, checkpoint=str(path), epoch=1)
+    store.finish(run_id, "completed", Message("with_checkpoint", {"what": Message("finished_epochs", {"n": 1}),
+                                                                  "path": path}))
+    at = page("train", {"run": run_id})
+    assert not at.exception, [e.value for e in at.exception]
+    shown = [seen(e.value) for e in [*at.success, *at.caption, *at.markdown, *at.info]]
+    assert any("Finished 1 epoch" in v for v in shown), shown
+    assert sum(path.name in v for v in shown) == 1, shown  # in the checkpoint's caption, not in the outcome too
 
 
 @pytest.mark.parametrize("name, key", [("evaluate", "eval_run"), ("draw", "draw_run")])

@@ -137,7 +137,8 @@ def _queue_group(store: RunStore, sweep_id: str, spec: SweepSpec, number: int, s
     label = ", ".join(f"{k}={v}" for k, v in settings.items())
     for k in range(spec.seeds):
         config = spec.base.with_(**settings, seed=spec.base.seed + k)
-        run_id = queue.submit(config, f"{spec.name or sweep_id} #{number} {label} seed {config.seed}"[:80], SOURCE,
+        # "#1" for Optuna's trial 0: people count from one (the Sweeps table shows the same number)
+        run_id = queue.submit(config, f"{spec.name or sweep_id} #{number + 1} {label} seed {config.seed}"[:80], SOURCE,
                               submitter, capped=False)  # a sweep holds at most ASK_AT_ONCE settings open
         store.update(run_id, sweep=sweep_id, trial=number, trial_seed=k)
 
