@@ -9,7 +9,6 @@ import streamlit as st
 
 from core.live_settings import LEARNING_RATE
 from core.config import TrainConfig
-from core.messages import Message
 from core.runs.worker.cluster import log_tail, rank_log, rank_log_dir
 from core.runs.rows import RESUMABLE, Run
 from core.runs.run_queue import RunQueue
@@ -210,7 +209,7 @@ def _progress(run: Run, training_s: float | None, learning_rate: float | None) -
 
 
 def _outcome(store: RunStore, run: Run) -> None:
-    said = _without_path(run) if run.checkpoint else say(run)  # the caption below names the checkpoint
+    said = say(run.outcome()) if run.checkpoint else say(run)  # the caption below names the checkpoint
     if run.status in ("completed", "early_stopped"):
         st.success(t("train.finished", message=sentence(said)))
     elif run.status in ("stopped",):
@@ -221,14 +220,6 @@ def _outcome(store: RunStore, run: Run) -> None:
         st.caption(t("train.checkpoint", path=code(run.checkpoint)))
     if run.status in RESUMABLE and run.epoch < run.config.epochs and not run.external:
         _resume_button(store, run)
-
-
-def _without_path(run: Run) -> str:
-    """The run's outcome without its "; checkpoint: PATH" (core/runs/worker/execute.py adds it for the logs
-    and the command line)."""
-    if run.said is not None and run.said.key == "with_checkpoint" and isinstance(run.said.values.get("what"), Message):
-        return say(run.said.values["what"])
-    return say(run)
 
 
 def _resume_button(store: RunStore, run: Run) -> None:

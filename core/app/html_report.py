@@ -10,6 +10,7 @@ import io
 import json
 import time
 from dataclasses import dataclass
+from pathlib import PurePath
 
 import numpy as np
 import plotly.graph_objects as go
@@ -20,12 +21,22 @@ from PIL import Image
 from core.app import model_service
 from core.app.run_tables import RunTables, stacked
 from core.app.smoothing import smooth
+from core.config import TrainConfig
 from core.data.folders import load_arrays, validate_mnist_dir
+from core.i18n import catalogue, text
 from core.model.metrics import Report
+from core.networks import unused_fields
+from core.runs.rows import Run
 from core.runs.store import RunStore
 
 __all__ = ["Evaluation", "html_report", "evaluation_of"]
 
+# The epochs' figures as a person reads them in the legend and the hover ("train_loss" is a column's name)
+FIGURES = {"train_loss": "train loss", "val_loss": "validation loss", "train_acc": "train accuracy",
+           "val_acc": "validation accuracy"}
+# Settings a report does not show: where the server keeps data (its folder's name is shown instead) and the
+# live changes (the curves carry them); a network's shape fields appear only for the networks they shape.
+NOT_SHOWN = ("setting_changes",)
 COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f")
 SMOOTHING = 0.8  # as the Train page's default
 MISTAKES_SHOWN = 24
@@ -61,12 +72,14 @@ def evaluation_of(store: RunStore, run_id: str, data_dir: str | None) -> Evaluat
 def html_report(store: RunStore, run_ids: list[str], evaluation: Evaluation | None = None) -> str:
     """The report's HTML (one file, no network needed to open it)."""
     t = stacked(store, run_ids)
+    runs = [store.existing(i) for i in run_ids]
     names = {row.run_id: row.name for row in t.runs.itertuples()}
     title = (f"Run {names[run_ids[0]]}" if len(run_ids) == 1
              else "Comparison of " + ", ".join(names[i] for i in run_ids))
     parts = [f"<h1>{_e(title)}</h1>",
              f"<p class='muted'>MindSpore Training Studio · report written {time.strftime('%Y-%m-%d %H:%M %Z')}</p>",
-             _results(t), _figure(_curves(t, run_ids, names), "curves"), _settings(t)]
+             _tags_and_notes(runs), _results(t, runs), _figure(_curves(t, run_ids, names), "curves"),
+             _settings(runs)]
     if evaluation is not None:
         parts += [_evaluation(evaluation)]
     parts += [_log(store, run_ids[0]) if len(run_ids) == 1 else ""]
@@ -111,19 +124,23 @@ def _curves(t: RunTables, run_ids: list[str], names: dict) -> go.Figure:
         steps = t.steps[t.steps.run_id == run_id].dropna(subset=["loss"])
         fig.add_trace(go.Scatter(x=steps.step, y=steps.loss, name=f"{name} · step loss", opacity=.3,
                                  line=dict(color=colour, width=1), legendgroup=run_id), 1, 1)
-        fig.add_trace(go.Scatter(x=steps.step, y=smooth(steps.loss.tolist(), SMOOTHING), name=f"{name} · smoothed",
+        fig.add_trace(go.Scatter(x=steps.step, y=smooth(steps.loss.tolist(), SMOOTHING),
+                                 name=f"{name} · step loss, smoothed",
                                  line=dict(color=colour), legendgroup=run_id), 1, 1)
         epochs = t.epochs[t.epochs.run_id == run_id]
         for column, col, dash in (("train_loss", 2, "solid"), ("val_loss", 2, "dot"), ("train_acc", 3, "solid"),
                                   ("val_acc", 3, "dot")):
             if epochs[column].notna().any():
-                fig.add_trace(go.Scatter(x=epochs.epoch, y=epochs[column], name=f"{name} · {column}",
+                fig.add_trace(go.Scatter(x=epochs.epoch, y=epochs[column], name=f"{name} · {FIGURES[column]}",
                                          mode="lines+markers", line=dict(color=colour, dash=dash),
                                          legendgroup=run_id), 1, col)
     fig.update_xaxes(title_text="step", row=1, col=1)
     fig.update_xaxes(title_text="epoch", dtick=1, row=1, col=2)
     fig.update_xaxes(title_text="epoch", dtick=1, row=1, col=3)
     fig.update_yaxes(tickformat=".0%", row=1, col=3)
+    if not t.epochs[["train_acc", "val_acc"]].notna().any().any():  # a panel with nothing says why
+        fig.add_annotation(text="no accuracy recorded:<br>the run ended before<br>its first epoch's end",
+                           showarrow=False, xref="x3 domain", yref="y3 domain", x=0.5, y=0.5)
     fig.update_layout(height=420, hovermode="x unified", hoverlabel=dict(namelength=-1),
                       legend=dict(orientation="h", y=-0.2),
                       margin=dict(l=40, r=20, t=40, b=40))
@@ -141,10 +158,20 @@ def _percent(value) -> str | None:
     return None if value is None or value != value else f"{value:.2%}"
 
 
-def _results(t: RunTables) -> str:
+def _tags_and_notes(runs: list[Run]) -> str:
+    """Each run's tags and note, as its owner keeps them on Runs."""
+    lines = [(r.name if len(runs) > 1 else "", ", ".join(r.tags), r.notes) for r in runs if r.tags or r.notes]
+    return "".join(f"<p>{f'<b>{_e(name)}</b> · ' if name else ''}"
+                   f"{f'tags: {_e(tags)}' if tags else ''}{' · ' if tags and note else ''}"
+                   f"{f'note: {_e(note)}' if note else ''}</p>" for name, tags, note in lines)
+
+
+def _results(t: RunTables, runs: list[Run]) -> str:
+    outcomes = [str(r.outcome()) for r in runs]  # how each ended, not where the server keeps its checkpoint
     rows = [([r.name, r.status, r.source, r.owner or None, r.epochs_done, r.steps_done, _percent(r.best_val_acc),
               None if r.best_val_loss != r.best_val_loss else r.best_val_loss, r.best_epoch,
-              _duration(r.started, r.finished), r.message], False) for r in t.runs.itertuples()]
+              _duration(r.started, r.finished), outcome], False)
+            for r, outcome in zip(t.runs.itertuples(), outcomes, strict=True)]
     return "<h2>Results</h2>" + _table(["run", "status", "source", "owner", "epochs", "steps", "best val acc",
                                          "best val loss", "best epoch", "duration", "how it ended"], rows)
 
@@ -156,16 +183,37 @@ def _duration(started, finished) -> str | None:
     return f"{s // 60}:{s % 60:02d}"
 
 
-def _settings(t: RunTables) -> str:
-    settings = [json.loads(r.script_settings) if r.script_settings else json.loads(r.config)
-                for r in t.runs.itertuples()]
+def _settings(runs: list[Run]) -> str:
+    settings = [dict(r.params) if r.external and r.params else _studio_settings(r.config) for r in runs]
     keys = list(dict.fromkeys(k for s in settings for k in s))
     rows = []
     for k in keys:
         values = [s.get(k) for s in settings]
         rows.append(([k, *values], len({json.dumps(v, sort_keys=True, default=str) for v in values}) > 1))
     note = "<p class='muted'>Marked: the settings that differ.</p>" if len(settings) > 1 else ""
-    return "<h2>Settings</h2>" + note + _table(["setting", *t.runs.name.tolist()], rows)
+    return "<h2>Settings</h2>" + note + _table(["setting", *[r.name for r in runs]], rows)
+
+
+def _studio_settings(config: TrainConfig) -> dict[str, object]:
+    """A studio run's settings in people's words (the Configure page's names and labels), without those that
+    do not apply to its network and without the server's paths."""
+    skipped = set(NOT_SHOWN) | unused_fields(config.network)
+    return {text("en", f"configure.f_{name}"): _in_words(name, value)
+            for name, value in config.to_dict().items() if name not in skipped}
+
+
+def _in_words(name: str, value: object) -> object:
+    if name == "data_dir":
+        return PurePath(str(value)).name if value else "the bundled 5,000 MNIST images"
+    if name == "init_checkpoint" and value:
+        return value if str(value).startswith("run:") else PurePath(str(value)).name
+    if isinstance(value, str) and f"labels.{value}" in catalogue("en"):
+        return text("en", f"labels.{value}")
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, list | tuple):
+        return ", ".join(map(str, value)) or "–"
+    return value
 
 
 def _png(image: np.ndarray) -> str:
@@ -187,7 +235,7 @@ def _evaluation(ev: Evaluation) -> str:
         f"<figcaption>{r.labels[p]} → {r.predicted[p]} ({r.probabilities[p, r.predicted[p]]:.0%})</figcaption>"
         "</figure>" for p in r.misclassified[:MISTAKES_SHOWN])
     return (f"<h2>Evaluation on the {ev.split} split</h2>"
-            f"<p>{_e(ev.folder)}: accuracy <b>{r.accuracy:.2%}</b>, loss {r.loss:.4f}, "
+            f"<p>{_e(PurePath(ev.folder).name)}: accuracy <b>{r.accuracy:.2%}</b>, loss {r.loss:.4f}, "
             f"{len(r.misclassified)} of {len(r.labels)} misread.</p>"
             + _figure(fig, "confusion") + "<h3>Most confident mistakes</h3>"
             + f"<div class='mistakes'>{mistakes}</div>")

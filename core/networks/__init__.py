@@ -7,10 +7,10 @@ import importlib
 import pkgutil
 
 from core.networks.registry import (DiagramLayer, NetworkSpec, UnknownNetwork, known_network, network_names,
-                                    network_spec, register_network)
+                                    network_spec, register_network, unused_fields)
 
 __all__ = ["DiagramLayer", "NetworkSpec", "UnknownNetwork", "known_network", "network_names", "network_spec",
-           "register_network"]
+           "register_network", "unused_fields"]
 
 ORDER = ("lenet5", "mlp")  # the pages' first choices; the rest follow by name
 

@@ -77,3 +77,10 @@ def known_network(name: str | None) -> NetworkSpec | None:
 def network_names() -> tuple[str, ...]:
     """Every registered network, in the order the pages offer them."""
     return tuple(_SPECS)
+
+
+def unused_fields(name: str) -> frozenset[str]:
+    """The config fields that shape some registered network but not this one (a LeNet-5's `hidden`)."""
+    spec = known_network(name)
+    shaping = {f for s in _SPECS.values() for f in s.shape_fields}
+    return frozenset(shaping - set(spec.shape_fields if spec else ()))

@@ -118,6 +118,15 @@ class Run:
     tags: tuple[str, ...] = ()       # the Runs page's tags, to search and filter by
     notes: str = ""                  # a note its owner keeps with it
 
+    def outcome(self) -> Message | str:
+        """How it ended, without where its checkpoint lies (core/runs/worker/execute.py adds "; checkpoint: PATH"
+        for the logs and the command line): a page shows the checkpoint apart, a report not at all."""
+        said = self.said
+        if said is not None and said.key in ("with_checkpoint", "with_checkpoint_shared") \
+                and isinstance(said.values.get("what"), Message):
+            return said.values["what"]
+        return said if said is not None else self.message
+
     @property
     def external(self) -> bool:
         """Trained outside the studio: by a script of its own (core.track; the studio can pause or stop it only

@@ -116,7 +116,7 @@ class RunQueue:
                                        most_queued=max_queued_setting() if capped else None,
                                        submitter=submitter or "", queue_order=time.time(), waiter_pid=waiter_pid,
                                        slots=needed, **pace.row())  # one insert: a dispatcher never sees it half made
-        self.store.log(run_id, f"queued by {submitter or 'someone'} ({source})")
+        self.store.log(run_id, f"queued by {submitter} ({source})" if submitter else f"queued ({source})")
         return run_id
 
     def cancel(self, run_id: str) -> bool:

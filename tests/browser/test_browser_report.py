@@ -50,7 +50,8 @@ def test_a_report_of_one_run_and_a_comparison_open_offline_from_file(tmp_path, s
         expect(page.get_by_role("heading", name="Comparison of second, first")).to_be_visible()
         expect(page.locator("#curves .main-svg").first).to_be_visible()
         assert page.locator("#curves .scatterlayer .trace").count() >= 2 * 4  # two runs' step, smoothed, epoch curves
-        assert page.locator("tr.differs").all_inner_texts() == ["hidden\t[16]\t[32]"]  # the one setting that differs
+        # the one setting that differs, in the Configure page's words
+        assert page.locator("tr.differs").all_inner_texts() == ["Hidden layers (units per layer)\t16\t32"]
         shot(page, "report-2-comparison-offline")
         browser.close()
     assert asked == [], f"the report asked the network for {asked}"
