@@ -164,6 +164,19 @@ class SummaryImport:
         for step in sorted(set(acc) | set(loss)):
             self.store.add_validation(run_id, ValidationEvent(step, epoch_of(step, per_epoch), loss.get(step),
                                                               acc.get(step)))
+        self._best(run_id, content, acc, loss, per_epoch)
+
+    def _best(self, run_id: str, content: FolderContent, acc: dict[int, float], loss: dict[int, float],
+              per_epoch: int) -> None:
+        """The best accuracy and loss it recorded, as a studio run's (the lists, Compare's parallel coordinates):
+        from the accuracy scalars, else from the evaluation lineage (Model.eval's metrics)."""
+        if acc:
+            step = max(acc, key=lambda s: (acc[s], -s))  # the highest; the earliest of equals
+            self.store.update(run_id, best_val_acc=acc[step], best_epoch=epoch_of(step, per_epoch) or None)
+        elif (evaluated := _lineage_accuracy(content.lineage)) is not None:
+            self.store.update(run_id, best_val_acc=evaluated)
+        if loss:
+            self.store.update(run_id, best_val_loss=min(loss.values()))
 
     def _histograms(self, run_id: str, content: FolderContent) -> None:
         """One histogram a tag and epoch (its last record in the epoch), as the Weights page shows a run's."""
@@ -252,6 +265,14 @@ def layer_stat(epoch: int, tag: str, p: HistogramPoint) -> LayerStat:
         else math.nan
     norm = math.sqrt(sum(c * x * x for c, x in zip(counts, centres, strict=False)))
     return LayerStat(epoch, tag, kind, mean, std, p.min, p.max, norm, math.nan, p.edges, tuple(int(c) for c in counts))
+
+
+def _lineage_accuracy(lineage: dict) -> float | None:
+    """Model.eval's accuracy in the evaluation lineage ("eval_accuracy", "eval_Accuracy"), if it is a fraction."""
+    for key, value in lineage.items():
+        if key.lower() in ("eval_accuracy", "eval_acc") and isinstance(value, int | float) and 0 <= value <= 1:
+            return float(value)
+    return None
 
 
 def not_shown(content: FolderContent) -> list[str]:

@@ -331,6 +331,7 @@ def test_a_tensorboardx_log_imports_and_compares_against_a_studio_run(store, sma
             w.add_scalar("lr", 0.1 if step < 15 else 0.01, step)
             if step % 10 == 0:
                 w.add_histogram("fc.weight", np.random.default_rng(step).normal(size=200), step)
+                w.add_scalar("val_acc", {10: 0.5, 20: 0.8, 30: 0.7}[step], step)
         w.add_image("sample", np.random.default_rng(0).random((3, 8, 8)), 30)
         w.add_text("note", "a text", 30)
     p = cli("core.cli.import_summary", str(tmp_path / "tb"), "--store", str(tmp_path / "store"), timeout=120)
@@ -344,6 +345,7 @@ def test_a_tensorboardx_log_imports_and_compares_against_a_studio_run(store, sma
     assert sum(store.layer_stats(imported.id)[0].hist_counts) == 200
     assert store.file(imported.id, "summary-image-sample.png").read_bytes()[:4] == b"\x89PNG"
     assert imported.status == "stopped" and imported.said.key == "summary_no_end"
+    assert imported.best_val_acc == pytest.approx(0.8), "its best accuracy, as a studio run's"
 
     trained = cli("core.cli.train", "--network", "mlp", "--hidden", "16", "--epochs", "1", "--data-dir",
                   str(small_mnist), "--store", str(tmp_path / "store"), timeout=300)
@@ -353,6 +355,12 @@ def test_a_tensorboardx_log_imports_and_compares_against_a_studio_run(store, sma
     assert set(at.multiselect(key="compare_runs").value) == {r.id for r in store.list_runs()}
     figure = at.get("plotly_chart")[0].proto.spec
     assert "torch-run" in figure and "step loss" in figure
+    at.toggle(key="compare_parallel").set_value(True).run()  # both have an accuracy: both are lines there
+    (lines,) = [json.loads(c.proto.spec)["data"][0] for c in at.get("plotly_chart")
+                if json.loads(c.proto.spec)["data"][0]["type"] == "parcoords"]
+    assert sorted(lines["line"]["color"]) == sorted(r.best_val_acc for r in store.list_runs())
+    network = next(d for d in lines["dimensions"] if d["label"] == "Network")
+    assert network["ticktext"] == ["mlp", "not stated"], "a TensorBoard log states no network: never the default's"
 
 
 def test_imported_histograms_play_back_on_weights_without_false_alarms(store, collected):
