@@ -153,12 +153,12 @@ def draw_lesson(view: RunView) -> None:
 def draw_body(store: RunStore, view: RunView, options: CurveOptions) -> None:
     """What the live view redraws at every poll: curves, progress, ranks, outcome and log."""
     run = view.run
-    # The progress line goes out before the curves, drawn into their place above it: the browser receives
-    # and shows the step while the charts, larger to send and to draw, follow (bench/start_latency.py).
-    chart_slot = st.container()
-    _progress(run, view.training_s, view.live.get(LEARNING_RATE))
-    with chart_slot:
-        _curves(store, view, options)
+    # The progress line (step, epoch, ETA) above the curves: on a projector's first screen with them, and the
+    # browser receives and shows the step while the charts, larger to send and to draw, follow
+    # (bench/start_latency.py). The figures under the curves.
+    _progress(run, view.live.get(LEARNING_RATE))
+    _curves(store, view, options)
+    _figures(run, view.training_s)
     if run.config.workers > 1:
         _ranks(store, run)
     if run.imported:
@@ -189,7 +189,7 @@ def _curves(store: RunStore, view: RunView, options: CurveOptions) -> None:
         st.caption(note)
 
 
-def _progress(run: Run, training_s: float | None, learning_rate: float | None) -> None:
+def _progress(run: Run, learning_rate: float | None) -> None:
     frac = run.step / run.total_steps if run.total_steps else 0.0
     notice = st.empty()  # always present, so the layout does not shift between polls
     if run.phase == "compiling":
@@ -200,12 +200,17 @@ def _progress(run: Run, training_s: float | None, learning_rate: float | None) -
     st.progress(min(frac, 1.0), text=t("train.progress", **where, speed=speed, eta=fmt_eta(run.eta),
                                        lr=f"{learning_rate:g}")
                 if run.active else t("train.progress_ended", **where))  # an ended run has no speed or ETA
-    m = [*st.columns(2), *st.columns(2)] if presenting() else st.columns(4)  # metrics never cut to "95.4…"
+
+
+def _figures(run: Run, training_s: float | None) -> None:
+    """The best accuracy and loss and the time trained, three to a row (never cut to "95.4…" at 853 px wide);
+    where the run came from in a line under them."""
+    m = st.columns(3)
     m[0].metric(t("train.best_val_acc"), f"{run.best_val_acc:.2%}" if run.best_val_acc is not None else "–")
     m[1].metric(t("train.best_val_loss"), f"{run.best_val_loss:.4f}" if run.best_val_loss is not None else "–")
     m[2].metric(t("train.training_time"), fmt_duration(training_s),
                 help=t("train.training_time_help", wall=fmt_duration(run.duration)))
-    m[3].metric(t("train.source"), source_word(run.source))
+    st.caption(t("runs.from_source", source=source_word(run.source)))
 
 
 def _outcome(store: RunStore, run: Run) -> None:
