@@ -63,17 +63,21 @@ table = pd.DataFrame([{
     "duration": fmt_duration(r.duration), "created": dt.datetime.fromtimestamp(r.created).strftime("%Y-%m-%d %H:%M"),
     "owner": f"{owner_label(r)} · {source_word(r.source)}",  # who, and from where (the dashboard, a sweep, ...)
 } for r in shown_runs])
-# A run without an accuracy yet shows "–" (a grid shows a missing number as "None"); the column still sorts
-# by number. The name column is wide: it carries the tags.
-st.dataframe(table.style.format("{:.1f} %", subset=["best val acc"], na_rep="–"), hide_index=True, width="stretch",
+# The accuracy as a bar with its figure: a run without one yet shows an empty cell (a number column shows a
+# missing number as "None"; a Styler's na_rep does not reach it), and the column still sorts by number. The
+# name column is wide: it carries the tags.
+st.dataframe(table, hide_index=True, width="stretch",
              column_config={**{c: t(f"runs.col_{c.replace(' ', '_')}") for c in table.columns},
-                            "name": st.column_config.TextColumn(t("runs.col_name"), width="large")})
+                            "name": st.column_config.TextColumn(t("runs.col_name"), width="large"),
+                            "best val acc": st.column_config.ProgressColumn(t("runs.col_best_val_acc"),
+                                                                            format="%.1f %%", min_value=0,
+                                                                            max_value=100)})
 
 run = with_local_checkpoint(store, st.selectbox(t("train.run"), shown_runs, format_func=run_label,
                                                key="runs_selected"))
 if run.external:  # what its script passed, as it passed it: the studio's config would only be its defaults
     st.caption(t("runs.script_settings"))
-    st.dataframe(pd.DataFrame([{t("runs.setting"): literal(str(k)), t("runs.value"): readable(v)}
+    st.dataframe(pd.DataFrame([{t("runs.setting"): str(k), t("runs.value"): readable(v)}  # cells: no Markdown
                                for k, v in (run.params or {}).items()], columns=[t("runs.setting"), t("runs.value")]),
                  hide_index=True, width="stretch")
 else:

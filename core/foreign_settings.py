@@ -38,6 +38,8 @@ def studio_config(config: Mapping[str, Any]) -> TrainConfig:
 def lineage_settings(lineage: dict) -> dict:
     """The lineage's settings under the studio's names (stated_settings keeps those it accepts)."""
     out = {k: lineage[k] for k in ("learning_rate", "batch_size", "epochs") if lineage.get(k)}
+    if isinstance(out.get("learning_rate"), float):  # MindSpore keeps it as float32: 0.009999999776482582
+        out["learning_rate"] = float(f"{out['learning_rate']:.7g}")
     if lineage.get("optimizer") in LINEAGE_OPTIMIZERS:
         out["optimizer"] = LINEAGE_OPTIMIZERS[lineage["optimizer"]]
     network = "".join(ch for ch in str(lineage.get("network", "")).lower() if ch.isalnum())  # "LeNet5" -> "lenet5"

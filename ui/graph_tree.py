@@ -15,6 +15,7 @@ MOST_ROWS = 60   # a scope's own operators listed at most (the rest counted)
 FEW_TYPES = 4    # a closed scope names its operators' types when it holds at most this many kinds
 INDENT = "margin-left:1.1em"
 CELL = "padding:1px 10px 1px 0;text-align:left;vertical-align:top"
+NAME_CELL = CELL + ";white-space:nowrap"  # an operator's name, type and shape on one line; its inputs wrap
 
 
 def graph_tree_html(root: Scope) -> str:
@@ -39,8 +40,8 @@ def _operators(scope: Scope) -> str:
         return ""
     head = "".join(f"<th style='{CELL}'>{escape(t(f'train.graph_col_{c}'))}</th>"
                    for c in ("operator", "type", "shape", "inputs"))
-    rows = "".join(f"<tr><td style='{CELL}'>{escape(o.name)}</td><td style='{CELL}'>{escape(o.op_type)}</td>"
-                   f"<td style='{CELL}'>{escape(o.shape) or '–'}</td>"
+    rows = "".join(f"<tr><td style='{NAME_CELL}'>{escape(o.name)}</td><td style='{NAME_CELL}'>{escape(o.op_type)}</td>"
+                   f"<td style='{NAME_CELL}'>{escape(o.shape) or '–'}</td>"
                    f"<td style='{CELL}'>{escape(', '.join(o.inputs)) or '–'}</td></tr>"
                    for o in scope.operators[:MOST_ROWS])
     more = len(scope.operators) - MOST_ROWS

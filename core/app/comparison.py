@@ -32,7 +32,12 @@ def stated(run: Run) -> dict[str, Any]:
 def setting_differences(settings: list[dict[str, Any]]) -> set[str]:
     """Names of the settings whose stated values are not all equal (a run that does not state one does not count)."""
     names = {k for s in settings for k in s}
-    return {k for k in names if len({repr(s[k]) for s in settings if k in s}) > 1}
+    return {k for k in names if len({_same_when_equal(s[k]) for s in settings if k in s}) > 1}
+
+
+def _same_when_equal(value: Any) -> str:
+    """A value to compare by: a float to float32's 7 digits (a summary's 0.009999999776482582 is 0.01)."""
+    return f"{value:.7g}" if isinstance(value, float) else repr(value)
 
 
 CHOICE_AXES = {"network": NETWORKS, "style": STYLES, "mode": MODES, "optimizer": OPTIMIZERS}

@@ -34,9 +34,14 @@ def test_a_run_states_only_what_it_recorded(store):
     assert script.config.style == TrainConfig().style and "style" not in stated(script)
 
 
+def test_a_lineages_float32_rate_reads_as_it_was_set():
+    assert lineage_settings({"learning_rate": 0.009999999776482582})["learning_rate"] == 0.01
+
+
 def test_differences_count_stated_values_only():
     assert setting_differences([{"a": 1, "b": 2}, {"a": 1}]) == set()
     assert setting_differences([{"a": 1, "b": 2}, {"a": 3}, {"b": 2}]) == {"a"}
+    assert setting_differences([{"lr": 0.01}, {"lr": 0.009999999776482582}]) == set(), "float32's 0.01 is 0.01"
 
 
 def test_the_parallel_axes_put_an_unstated_setting_on_its_own_tick(store):
