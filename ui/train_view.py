@@ -153,11 +153,14 @@ def draw_lesson(view: RunView) -> None:
 def draw_body(store: RunStore, view: RunView, options: CurveOptions) -> None:
     """What the live view redraws at every poll: curves, progress, ranks, outcome and log."""
     run = view.run
-    # The progress line (step, epoch, ETA) above the curves: on a projector's first screen with them, and the
-    # browser receives and shows the step while the charts, larger to send and to draw, follow
-    # (bench/start_latency.py). The figures under the curves.
+    # The progress line (step, epoch, ETA) goes out before the curves: the browser receives and shows the step
+    # while the charts, larger to send and to draw, follow (bench/start_latency.py). On a screen it stands above
+    # them, on the first screen with them; in presentation mode under them: at 853×480 the lesson's bar and a
+    # curve tall enough for the back row fill the first screen (tests/browser/test_browser_lesson.py).
+    chart_slot = st.container() if options.present else None
     _progress(run, view.live.get(LEARNING_RATE))
-    _curves(store, view, options)
+    with chart_slot or st.container():
+        _curves(store, view, options)
     _figures(run, view.training_s)
     if run.config.workers > 1:
         _ranks(store, run)
