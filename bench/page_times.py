@@ -12,9 +12,9 @@ reported apart from later ones (imports and caches warm up once per server). Als
 (navigation → Train page complete) at once after the server answers its health check; then SETTLE seconds on
 that page (a user reading it; the server loads MindSpore in the background meanwhile) before the clicks.
 With --imported N, a second store holds the same runs and N imported summary folders of STEPS steps each
-(bench/summary_import.py writes them as SummaryCollector does); servers on the two stores alternate, one after
-another, and the figures are reported per store with their ratio (pages with those runs in the store against
-pages without them). Results: bench/results/page_times.json, or page_times_imported.json with --imported.
+(bench/summary_import.py writes them as SummaryCollector does), dated before the store's own runs so that each
+page opens on the same run in both stores; servers on the two stores alternate, one after another, and the
+figures are reported per store with their ratio (pages with those runs in the store against pages without them). Results: bench/results/page_times.json, or page_times_imported.json with --imported.
 """
 from __future__ import annotations
 
@@ -87,7 +87,8 @@ def one_server(browser, root: Path, settle_s: float) -> list[dict]:
 
 
 def with_imported(root: Path, runs: int, steps: int) -> Path:
-    """A copy of the store at `root` with `runs` summary folders of `steps` steps imported into it."""
+    """A copy of the store at `root` with `runs` summary folders of `steps` steps imported into it, dated before
+    the store's own runs: the pages open on the same (newest) run in both stores, so what differs is the store."""
     import numpy as np
 
     from bench.summary_import import write_folder
@@ -96,10 +97,12 @@ def with_imported(root: Path, runs: int, steps: int) -> Path:
     bigger = root.parent / (root.name + "-imported")
     shutil.copytree(root, bigger)
     store, rng = RunStore(bigger), np.random.default_rng(0)
+    oldest = min(r.created for r in store.list_runs())
     for i in range(runs):
         folder = root.parent / "summaries" / f"run-{i:03d}"
         write_folder(folder, steps, 100, rng)
-        SummaryImport(store, folder).update(final=True)
+        report = SummaryImport(store, folder).update(final=True)
+        store.update(report.run_id, created=oldest - 3600 - i)
     return bigger
 
 

@@ -246,6 +246,25 @@ def page_times() -> list[str]:
     return page_times_table(_load("page_times"))
 
 
+def summary_scale() -> list[str]:
+    """bench/summary_import.py and bench/page_times.py --imported: importing and following summary folders, and
+    the pages with the imported runs in the store beside the same store without them."""
+    imp, pages = _load("summary_import"), _load("page_times_imported")
+    rows = [_source(imp), "",
+            f"- {imp['runs']} folders × {imp['steps_per_run']:,} steps ({imp['megabytes']} MB) imported in "
+            f"{imp['import_wall_s']} s ({imp['steps_per_s']:,} steps/s, {imp['import_cpu_s']} s of CPU)",
+            f"- a followed folder: {imp['watch_idle_update_cpu_ms']} ms of CPU per read when nothing is new, "
+            f"{imp['watch_update_with_new_steps_cpu_ms']} ms when new steps arrived; 10 idle folders read every 2 s "
+            f"cost {100 * imp['ten_idle_folders_every_2s_cpu_share']:.2f} % of a core", "",
+            _source(pages) + f", {pages['runs_in_store']} studio runs; the same store with {pages['imported']} "
+            f"imported runs of {pages['imported_steps']:,} steps beside it, servers alternating", "",
+            "| page | later visits, s (median): studio runs | with the imported runs | ratio |", "|---|---|---|---|"]
+    for page, ratio in pages["later_visit_ratio"].items():
+        rows.append(f"| {page} | {pages['summary'][page]['later_visits_s']['median']:.2f} | "
+                    f"{pages['summary_with_imported'][page]['later_visits_s']['median']:.2f} | {ratio:.2f} |")
+    return rows
+
+
 def store_backends() -> list[str]:
     data = _load("store_backends")
     m = data["medians"]
@@ -389,12 +408,13 @@ TABLES: dict[str, Callable[[], list[str]]] = {
     "start-latency": start_latency, "store-backends": store_backends,
     "server-cost": server_cost, "remote-paths": remote_paths, "queue-latency": queue_latency,
     "profile-step": profile_step, "mlp-matmuls": mlp_matmuls, "loop-breakdown": loop_breakdown,
-    "calls-per-epoch": calls_per_epoch}
+    "calls-per-epoch": calls_per_epoch, "summary-scale": summary_scale}
 FILES = {"queue-latency": ["queue.json", "queue-postgresql.json"], "remote-paths": ["remote_paths.json"], "server-cost": ["server_cost.json"], "store-backends": ["store_backends.json"], "start-latency": ["start_latency.json"], "load": ["load_viewers.json", "load.json"], "predict-latency": ["predict_latency.json"], "best-5k": ["best_5k.json"], "finetune-cost": ["finetune_cost.json"], "accuracy": ["accuracy.json"], "step-variants": ["step_variants.json"], "augmentation": ["augmentation.json"],
          "distributed": ["distributed-lenet5.json", "distributed-mlp.json"], "user-visible": ["user_visible.json"],
          "page-times": ["page_times.json"], "profile-step": ["profile_step.json"],
          "mlp-matmuls": ["mlp_matmuls.json"], "loop-breakdown": ["loop_breakdown.json"],
-         "calls-per-epoch": ["calls_per_epoch-lenet5.json", "calls_per_epoch-mlp.json"]}  # what each table is made of
+         "calls-per-epoch": ["calls_per_epoch-lenet5.json", "calls_per_epoch-mlp.json"],
+         "summary-scale": ["summary_import.json", "page_times_imported.json"]}  # what each table is made of
 
 
 def render(name: str) -> str:
