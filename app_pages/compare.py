@@ -86,8 +86,8 @@ if len(scored) >= 2:
     # Drawn when asked: Plotly's parallel coordinates render with WebGL, 1.2-1.3 s of the browser's main thread
     # in Chromium without a GPU (bench/page_times.py), which was most of the time this page took to open.
     if st.toggle(t("compare.show_parallel"), key="compare_parallel", help=t("compare.show_parallel_help")):
-        fig = settings_figure(setting_axes(scored, t("compare.not_stated")), [r.best_val_acc for r in scored],
-                              t("compare.s_best_val_acc"))
+        accuracy = [a for a in (r.best_val_acc for r in scored) if a is not None]  # each of them has one
+        fig = settings_figure(setting_axes(scored, t("compare.not_stated")), accuracy, t("compare.s_best_val_acc"))
         st.plotly_chart(for_room(fig), width="stretch", key="parallel")
         if any(r.external for r in scored):
             st.caption(t("compare.not_stated_means"))

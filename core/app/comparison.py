@@ -69,7 +69,7 @@ def _choice_axis(name: str, choices: tuple[str, ...], said: list[dict], unstated
         return None
     shown = [c for c in choices if c in known]
     at = {c: float(i) for i, c in enumerate(shown)}
-    values = tuple(at.get(s.get(name), -1.0) for s in said)
+    values = tuple(at.get(str(s.get(name)), -1.0) for s in said)
     ticks = [(v, c) for c, v in at.items()] + ([(-1.0, unstated)] if -1.0 in values else [])
     return SettingAxis(name, values, tuple(v for v, _ in ticks), tuple(c for _, c in ticks))
 
