@@ -44,6 +44,11 @@ def test_a_summary_folder_is_opened_from_runs_and_shown_on_train_and_weights(tmp
             store = RunStore(root)
             (run,) = store.list_runs()
             assert run.imported and run.status == "completed" and len(store.steps(run.id)) == 20
+            # its lineage as its settings, under the names the script's MindSpore gave them (the grid's cells)
+            for name, value in (("loss_function", "SoftmaxCrossEntropyWithLogits"), ("optimizer", "Momentum"),
+                                ("network", "LeNet5"), ("batch_size", "32")):
+                row = page.locator("tr", has=page.locator("td", has_text=re.compile(f"^{name}$")))
+                expect(row.locator("td", has_text=re.compile(f"^{value}$")).first).to_be_attached(timeout=30_000)
             shot(page, "summary-1-runs-opened")
 
             page.goto(server.url + "/train")
