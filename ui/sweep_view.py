@@ -97,8 +97,7 @@ def settings_table(found: list[sweeps.Setting]) -> None:
             t("sweep.col_mean"): f"{s.mean:.2%}" if s.mean is not None else "–",
             t("sweep.col_min_max"): f"{spread[0]:.2%} – {spread[1]:.2%}" if spread else "–",
             t("sweep.col_std"): f"{spread[2] * 100:.2f}" if spread else "–",
-            t("sweep.col_seeds"): f"{len(s.accuracies)}/{len(s.runs)}",
-            t("sweep.col_named"): f"#{s.trial + 1}"})  # as its runs' names say it (core/runs/sweeps/lifecycle.py)
+            t("sweep.col_seeds"): f"{len(s.accuracies)}/{len(s.runs)}"})
     st.table(pd.DataFrame(rows).set_index(t("sweep.col_rank")))
 
 
