@@ -10,11 +10,10 @@ import io
 import json
 import time
 from dataclasses import dataclass
-from pathlib import PurePath
+from pathlib import Path, PurePath
 
 import numpy as np
 import plotly.graph_objects as go
-from plotly.offline import get_plotlyjs
 from plotly.subplots import make_subplots
 from PIL import Image
 
@@ -37,6 +36,14 @@ FIGURES = {"train_loss": "train loss", "val_loss": "validation loss", "train_acc
 # Settings a report does not show: where the server keeps data (its folder's name is shown instead) and the
 # live changes (the curves carry them); a network's shape fields appear only for the networks they shape.
 NOT_SHOWN = ("setting_changes",)
+# plotly.js's cartesian bundle, gzipped (core/app/assets/README.md): 472 KB where the full plotly.js is 4.8 MB
+PLOTLY_JS_GZ = Path(__file__).resolve().parent / "assets" / "plotly-cartesian-3.7.0.min.js.gz"
+# Unpacks it with the browser's own DecompressionStream and runs it; each chart draws once it has (_figure)
+LOADER = """window.plotlyReady = (async () => {
+  const packed = Uint8Array.from(atob(document.getElementById('plotly-js-gz').textContent), c => c.charCodeAt(0));
+  const stream = new Blob([packed]).stream().pipeThrough(new DecompressionStream('gzip'));
+  (0, eval)(await new Response(stream).text());
+})();"""
 COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f")
 SMOOTHING = 0.8  # as the Train page's default
 MISTAKES_SHOWN = 24
@@ -105,16 +112,25 @@ th {{ background: #f4f4f4; text-align: left; }} tr.differs td {{ background: rgb
 .mistakes {{ display: flex; flex-wrap: wrap; gap: .8em; }} .mistakes figure {{ margin: 0; text-align: center; }}
 .mistakes img {{ width: 84px; height: 84px; image-rendering: pixelated; border: 1px solid #ccc; }}
 </style>
-<script>{get_plotlyjs()}</script>
+<script id="plotly-js-gz" type="application/octet-stream">{_packed_plotly()}</script>
+<script>{LOADER}</script>
 </head><body>
 {body}
 </body></html>
 """
 
 
+def _packed_plotly() -> str:
+    return base64.b64encode(PLOTLY_JS_GZ.read_bytes()).decode()
+
+
 def _figure(fig: go.Figure, div_id: str) -> str:
-    return fig.to_html(full_html=False, include_plotlyjs=False, div_id=div_id,
-                       config={"displaylogo": False, "responsive": True})
+    """A chart's div, drawn by plotly.js once the loader has unpacked it."""
+    spec = fig.to_json().replace("</", "<\\/")  # nothing in the data can end the script element
+    config = json.dumps({"displaylogo": False, "responsive": True})
+    return (f"<div id='{div_id}' class='plotly-graph-div' style='width:100%'></div>\n"
+            f"<script>plotlyReady.then(() => {{ const f = {spec}; "
+            f"Plotly.newPlot('{div_id}', f.data, f.layout, {config}); }});</script>")
 
 
 def _curves(t: RunTables, run_ids: list[str], names: dict) -> go.Figure:
@@ -244,4 +260,9 @@ def _evaluation(ev: Evaluation) -> str:
 def _log(store: RunStore, run_id: str) -> str:
     lines = store.logs(run_id, limit=200)
     text = "\n".join(f"{time.strftime('%H:%M:%S', time.localtime(line.t))}  {line.message}" for line in lines)
+    # the server's folders stay on the server: the checkpoint and the data folder by their names
+    checkpoint, data = store.checkpoint_path(run_id), store.existing(run_id).config.data_dir
+    text = text.replace(str(checkpoint), checkpoint.name).replace(str(store.root), "(the run store)")
+    if data:
+        text = text.replace(str(data).rstrip("/"), PurePath(data).name)
     return f"<h2>Log</h2><pre>{_e(text)}</pre>"
