@@ -122,6 +122,8 @@ def _lesson_curves(h: History, o: CurveOptions) -> go.Figure:
                                   font=dict(size=LESSON_LEGEND_FONT)))
     fig.update_yaxes(title_text=t("compare.loss_panel"), row=1, col=1)
     fig.update_yaxes(title_text=t("compare.accuracy_panel"), tickformat=".0%", row=1, col=2, **ACCURACY_RANGE)
+    # what the x axes count, close under their ticks: the chart keeps its height, its plot gives the room
+    fig.update_xaxes(title_text=t("train.step"), title_standoff=0, automargin=True)
     if o.log_y:
         fig.update_yaxes(type="log", row=1, col=1)
     _until_first_step(fig, h)

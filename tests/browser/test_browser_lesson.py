@@ -129,6 +129,7 @@ def test_a_lesson_on_one_projector_screen(lesson):
     curve = page.locator(CURVES).first
     wait_for(lambda: shown_step(page) == 5, what="the page to show step 5", timeout=20)
     on_first_screen(page, curve)
+    on_first_screen(page, curve.locator("text.xtitle", has_text="step").first)  # what the x axis counts, in view
 
     # --- a new learning rate and momentum from the next step, from the bar's rate button -------------------
     rate_button = page.get_by_role("button", name=re.compile(r"rate 0\.01"))
