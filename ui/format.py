@@ -3,9 +3,10 @@ from __future__ import annotations
 
 import time
 
+from core.app.comparison import stated
 from core.runs.rows import Run
 from core.training.clock import about
-from ui.language import say, status_word, t
+from ui.language import label, say, status_word, t
 
 __all__ = ["STATUS_ICONS", "sentence", "fmt_eta", "fmt_duration", "network_word", "run_label", "run_choice_label",
            "readable"]
@@ -44,6 +45,8 @@ def readable(value: object) -> str:
 def network_word(run: Run) -> str:
     """The run's network as lists name it: the studio's config's, or what an external run's script said."""
     if run.external:
+        if (known := stated(run).get("network")) is not None:  # one of the studio's: "LeNet5" is LeNet-5
+            return label(str(known))
         said = (run.params or {}).get("network") or (run.params or {}).get("model")
         return str(said) if said else t("runs.script_network")
     return run.config.network

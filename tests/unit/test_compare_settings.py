@@ -38,6 +38,12 @@ def test_a_lineages_float32_rate_reads_as_it_was_set():
     assert lineage_settings({"learning_rate": 0.009999999776482582})["learning_rate"] == 0.01
 
 
+def test_lists_name_a_summarys_network_as_the_studio_does_and_a_scripts_own_as_it_said(store):
+    from ui.format import network_word
+    studio, script, summary = runs_of_three_sources(store)
+    assert network_word(summary) == "LeNet-5" and network_word(script) == "resnet50"
+
+
 def test_differences_count_stated_values_only():
     assert setting_differences([{"a": 1, "b": 2}, {"a": 1}]) == set()
     assert setting_differences([{"a": 1, "b": 2}, {"a": 3}, {"b": 2}]) == {"a"}
