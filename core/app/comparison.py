@@ -1,7 +1,7 @@
 """Comparing runs: which settings differ, and their curves on a common axis (no Streamlit here)."""
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Any
 
 from core.config import MODES, NETWORKS, OPTIMIZERS, STYLES, TrainConfig
@@ -13,8 +13,8 @@ AXES = ("step", "epoch", "elapsed")  # elapsed: seconds since the run started
 
 
 def config_differences(configs: list[TrainConfig]) -> set[str]:
-    """Names of the settings whose values are not all equal."""
-    return {f.name for f in fields(TrainConfig) if len({repr(getattr(c, f.name)) for c in configs}) > 1}
+    """Names of the settings whose values are not all equal, between studio configs (every field stated)."""
+    return setting_differences([c.to_dict() for c in configs])
 
 
 def stated(run: Run) -> dict[str, Any]:
