@@ -5,6 +5,7 @@ offline in any browser, without the studio: a report to send to someone who has 
 from __future__ import annotations
 
 import base64
+import functools
 import html
 import io
 import json
@@ -33,8 +34,8 @@ __all__ = ["Evaluation", "html_report", "evaluation_of"]
 # The epochs' figures as a person reads them in the legend and the hover ("train_loss" is a column's name)
 FIGURES = {"train_loss": "train loss", "val_loss": "validation loss", "train_acc": "train accuracy",
            "val_acc": "validation accuracy"}
-# Settings a report does not show: where the server keeps data (its folder's name is shown instead) and the
-# live changes (the curves carry them); a network's shape fields appear only for the networks they shape.
+# Settings a report does not show: the live changes (the curves carry them). A network's shape fields appear
+# only for the networks they shape; the data folder and a start checkpoint by their names (_in_words).
 NOT_SHOWN = ("setting_changes",)
 # plotly.js's cartesian bundle, gzipped (core/app/assets/README.md): 472 KB where the full plotly.js is 4.8 MB
 PLOTLY_JS_GZ = Path(__file__).resolve().parent / "assets" / "plotly-cartesian-3.7.0.min.js.gz"
@@ -120,7 +121,9 @@ th {{ background: #f4f4f4; text-align: left; }} tr.differs td {{ background: rgb
 """
 
 
+@functools.lru_cache(maxsize=1)
 def _packed_plotly() -> str:
+    """The bundle as the report's script element holds it (read and encoded once per process)."""
     return base64.b64encode(PLOTLY_JS_GZ.read_bytes()).decode()
 
 

@@ -170,13 +170,16 @@ class SummaryImport:
               per_epoch: int) -> None:
         """The best accuracy and loss it recorded, as a studio run's (the lists, Compare's parallel coordinates):
         from the accuracy scalars, else from the evaluation lineage (Model.eval's metrics)."""
+        best: dict = {}
         if acc:
             step = max(acc, key=lambda s: (acc[s], -s))  # the highest; the earliest of equals
-            self.store.update(run_id, best_val_acc=acc[step], best_epoch=epoch_of(step, per_epoch) or None)
+            best.update(best_val_acc=acc[step], best_epoch=epoch_of(step, per_epoch) or None)
         elif (evaluated := _lineage_accuracy(content.lineage)) is not None:
-            self.store.update(run_id, best_val_acc=evaluated)
+            best.update(best_val_acc=evaluated)
         if loss:
-            self.store.update(run_id, best_val_loss=min(loss.values()))
+            best.update(best_val_loss=min(loss.values()))
+        if best:
+            self.store.update(run_id, **best)  # one write
 
     def _histograms(self, run_id: str, content: FolderContent) -> None:
         """One histogram a tag and epoch (its last record in the epoch), as the Weights page shows a run's."""
