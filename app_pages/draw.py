@@ -13,15 +13,25 @@ from ui.charts import DIGITS, digit_axis
 from ui.language import say, t
 from ui.run_picker import pick_trained_run
 from ui.inside import render_inside
-from ui.present import for_room, on_phone
+from ui.present import for_room, on_phone, presenting
 from ui.draw_target import drawing_target
 from ui.export_view import LAST_DRAWING
+from ui.class_round_view import class_banner, send_to_class, teacher_round
 from ui.handwriting_view import handwriting, keep_drawing
+from ui.identity import current_person
 from ui.session import get_store
 
 st.title("✏️ " + t("nav.draw"))
+store = get_store()
+# In presentation mode the class round comes first, above the model's choice: the mosaic on the first screen.
+round_slot = st.container() if presenting() else None
 run, checkpoint = pick_trained_run(t("draw.model"), key="draw_run")
 target = drawing_target()  # from Evaluate's "Draw one like this"
+with round_slot or st.container():
+    # the teacher's panel (open a round, the class's mosaic, teach it their handwriting), else a round's ask and
+    # your drawings in it
+    if not (current_person().may("class_round") and teacher_round(store, run)):
+        class_banner(store)
 # a phone stacks the columns below each other: its reading goes above the canvas, where a finger is drawing
 reading = st.container() if on_phone() else None
 
@@ -62,11 +72,14 @@ if digit is not None:
         fig.update_layout(height=260, yaxis=dict(range=[0, 1], title=t("draw.probability")),
                           xaxis=digit_axis(t("draw.digit")), margin=dict(l=10, r=10, t=10, b=10))
         st.plotly_chart(for_room(fig), width="stretch", key="probs", config={"displayModeBar": False})
-        keep_drawing(get_store(), run, digit, best, target)
+        with reading or st.container():  # on a phone above the canvas, beside the reading
+            in_round = send_to_class(store, digit)  # in a class round, drawings go to the class
+        if not in_round:
+            keep_drawing(store, run, digit, best, target)
 
     # A toggle, not an expander: an expander's body runs on every stroke even when closed, and this view
     # (activations, saliency, filters) is the heaviest part of the page (bench/load_test.py).
     if st.toggle("🔬 " + t("draw.inside"), key="inside_draw"):
         render_inside(checkpoint, digit, key="draw")
 
-handwriting(get_store(), run)
+handwriting(store, run)

@@ -25,7 +25,7 @@ from ui.pacing import notice_text
 from ui.run_picker import choose_next
 from ui.text import literal
 
-__all__ = ["keep_drawing", "handwriting"]
+__all__ = ["keep_drawing", "handwriting", "finetune_progress", "score_table"]
 
 GRID = 10
 
@@ -88,7 +88,7 @@ def _fine_tune(store: RunStore, run: Run, mine: HandwritingSet, drawings) -> Non
         return
     tuned, made = found
     if tuned.active:
-        st.fragment(run_every=SIDEBAR_POLL_S)(_progress)(store, tuned.id)
+        st.fragment(run_every=SIDEBAR_POLL_S)(finetune_progress)(store, tuned.id)
         return
     tuned = replace(tuned, checkpoint=store.checkpoint_file(tuned))
     if tuned.status not in ("completed", "early_stopped", "stopped") or not tuned.checkpoint:
@@ -101,14 +101,15 @@ def _fine_tune(store: RunStore, run: Run, mine: HandwritingSet, drawings) -> Non
         st.rerun()
 
 
-def _progress(store: RunStore, run_id: str) -> None:
+def finetune_progress(store: RunStore, run_id: str, key: str = "stop_finetune") -> None:
+    """A fine-tune's progress with its Stop (in a fragment: the page runs again once it has ended)."""
     run = store.get(run_id)
     if run is None or not run.active:
         st.rerun(scope="app")
     frac = run.step / run.total_steps if run.total_steps else 0.0
     st.progress(min(frac, 1.0), text=t("draw.finetune_progress", name=literal(run.name), step=run.step,
                                        steps=run.total_steps or "?", status=status_word(run.status)))
-    if st.button("⏹️ " + t("train.stop"), key="stop_finetune"):
+    if st.button("⏹️ " + t("train.stop"), key=key):
         notice = attempt(actions().stop, run)
         if notice is not None:
             st.toast(notice_text(notice))
@@ -126,11 +127,18 @@ def _before_after(mine: HandwritingSet, tuned: Run, made: finetune.FineTune) -> 
             st.error(say(e))
             return
     split, scores = st.session_state["_finetune_scores"][1]
+    st.markdown(t("draw.finetune_done", name=literal(tuned.name)))
+    score_table(split, scores)
+
+
+def score_table(split: str, scores: list[finetune.Score]) -> None:
+    """Accuracy before and after, a row a group of images (split: the evaluation split's name, or "none")."""
     rows = [{t("draw.col_images"): t(f"draw.group_{s.group}", n=s.n,
                                             split=t(f"runs.split_{split}") if split != "none" else ""),
-             t("draw.col_before"): f"{s.before:.1%}", t("draw.col_after"): f"{s.after:.1%}",
-             t("draw.col_change"): f"{(s.after - s.before) * 100:+.1f} " + t("draw.points")} for s in scores]
-    st.markdown(t("draw.finetune_done", name=literal(tuned.name)))
+             t("draw.col_before"): f"{s.before:.1%}",
+             t("draw.col_after"): "–" if s.after is None else f"{s.after:.1%}",
+             t("draw.col_change"): "–" if s.after is None else f"{(s.after - s.before) * 100:+.1f} " + t("draw.points")}
+            for s in scores]
     st.table(pd.DataFrame(rows).set_index(t("draw.col_images")))  # a few rows: a plain table, readable at any size
     if split == "none":
         st.caption(t("draw.no_evaluation_split"))

@@ -13,9 +13,8 @@ from core.config import TrainConfig
 from core.messages import Message
 
 __all__ = ["Status", "Request", "ACTIVE", "FINISHED", "RESUMABLE", "RANK_ALIVE", "QUEUED", "EXTERNAL", "SUMMARY",
-           "OUTSIDE", "SOURCES", "Run",
-           "RunRequests", "RequestNotice", "StepRow", "LogLine", "RankRow", "HistoryLine", "DrawingRow", "SweepRow",
-           "QueueState"]
+           "OUTSIDE", "SOURCES", "Run", "RunRequests", "RequestNotice", "StepRow", "LogLine", "RankRow", "HistoryLine",
+           "DrawingRow", "ClassRoundRow", "ClassDrawingRow", "SweepRow", "QueueState"]
 
 class Status(StrEnum):
     """Where a run is: queued, then active (starting, running, paused), then finished in one way. A StrEnum:
@@ -232,6 +231,32 @@ class DrawingRow:
     run_id: str | None
     created: float
     owner: str
+
+
+@dataclass(frozen=True)
+class ClassRoundRow:
+    """One round of a lesson as stored (core/runs/people/class_round.py)."""
+    id: int
+    asked: int | None        # the digit asked for; None: each student says which digit they drew
+    run_id: str              # the model that reads the drawings
+    started_by: str
+    started: float
+    ended: float | None
+    finetune_run: str | None
+    held_out: str | None     # JSON list of drawing ids
+
+
+@dataclass(frozen=True)
+class ClassDrawingRow:
+    """One drawing a student sent in a round: a 28×28 uint8 image's bytes and their display name alone."""
+    id: int
+    round_id: int
+    student: str
+    image: bytes
+    label: int
+    read_as: int | None
+    hidden: int
+    created: float
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,8 @@ import json
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from typing import Protocol
 
 import numpy as np
 
@@ -16,7 +17,6 @@ from core.config import TrainConfig
 from core.data.folders import SPLIT_FILES, MnistFolder, load_arrays, stratified_split, validate_mnist_dir
 from core.data.idx import write_idx
 from core.messages import ExplainedValueError
-from core.runs.people.handwriting import Drawing
 from core.runs.ids import new_run_id
 from core.runs.rows import Run
 from core.runs.worker.start_weights import run_reference
@@ -41,10 +41,12 @@ class FineTune:
     drawing_ids: tuple[int, ...]
     copies: int
     config: TrainConfig
+    for_class: bool = False  # on a class round's drawings (core/runs/people/class_round.py), not one person's
 
     def save(self, folder: Path) -> None:
         (folder / PLAN_FILE).write_text(json.dumps({"base_run": self.base_run, "base_checkpoint": self.base_checkpoint,
-                                                    "drawing_ids": list(self.drawing_ids), "copies": self.copies}))
+                                                    "drawing_ids": list(self.drawing_ids), "copies": self.copies,
+                                                    "for_class": self.for_class}))
 
     @classmethod
     def of(cls, run: Run) -> "FineTune | None":
@@ -55,7 +57,8 @@ class FineTune:
             d = json.loads((Path(run.config.data_dir) / PLAN_FILE).read_text())
         except (OSError, ValueError):
             return None
-        return cls(d["base_run"], d["base_checkpoint"], tuple(d["drawing_ids"]), d["copies"], run.config)
+        return cls(d["base_run"], d["base_checkpoint"], tuple(d["drawing_ids"]), d["copies"], run.config,
+                   bool(d.get("for_class", False)))
 
 
 @dataclass(frozen=True)
@@ -67,7 +70,17 @@ class Score:
     after: float | None   # None: the fine-tune has no checkpoint yet
 
 
-def plan(store: RunStore, base: Run, drawings: list[Drawing]) -> FineTune:
+class LabelledDrawing(Protocol):
+    """What a fine-tune needs of a drawing: a person's (handwriting.Drawing) or a class's (class_round)."""
+    @property
+    def id(self) -> int: ...
+    @property
+    def image(self) -> np.ndarray: ...
+    @property
+    def label(self) -> int: ...
+
+
+def plan(store: RunStore, base: Run, drawings: Sequence[LabelledDrawing], for_class: bool = False) -> FineTune:
     """Write the fine-tune's data folder in the store and return its plan (start it with launcher.start)."""
     if not drawings:
         raise ExplainedValueError("no_drawings")
@@ -91,7 +104,7 @@ def plan(store: RunStore, base: Run, drawings: list[Drawing]) -> FineTune:
         data_dir=str(out), init_checkpoint=run_reference(base.id), epochs=EPOCHS, val_fraction=0.0,
         early_stopping=False, learning_rate=base_config.learning_rate * LR_FACTOR, lr_schedule="cosine",
         setting_changes=(), validate_every=0, workers=1).validate()
-    made = FineTune(base.id, base_checkpoint, tuple(d.id for d in drawings), copies, config)
+    made = FineTune(base.id, base_checkpoint, tuple(d.id for d in drawings), copies, config, for_class)
     made.save(out)
     return made
 
@@ -135,12 +148,13 @@ def scores(predict: Callable[[str, np.ndarray], np.ndarray], before: str, after:
 
 
 def find(store: RunStore, model: Run) -> tuple[Run, FineTune] | None:
-    """The newest fine-tune of model, or model itself when it is a fine-tune."""
+    """The newest fine-tune of model on a person's handwriting, or model itself when it is one (a class's
+    fine-tunes are the class round's: core/runs/people/class_round.py)."""
     own = FineTune.of(model)
-    if own is not None:
+    if own is not None and not own.for_class:
         return model, own
     for run in store.list_runs():  # newest first
         made = FineTune.of(run)
-        if made is not None and made.base_run == model.id:
+        if made is not None and made.base_run == model.id and not made.for_class:
             return run, made
     return None

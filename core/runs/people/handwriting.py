@@ -15,7 +15,7 @@ from core.data.idx import write_idx
 from core.messages import ExplainedValueError
 from core.runs.store.roles import TeamStore
 
-__all__ = ["Drawing", "HandwritingSet", "MAX_DRAWINGS"]
+__all__ = ["Drawing", "HandwritingSet", "MAX_DRAWINGS", "idx_zip"]
 
 MAX_DRAWINGS = 2_000  # a person's set, not a dataset: kept small enough to list and to oversample
 
@@ -60,15 +60,19 @@ class HandwritingSet:
         return images, np.array([d.label for d in drawings], np.uint8)
 
     def export_idx(self) -> bytes:
-        """A zip of train-images-idx3-ubyte and train-labels-idx1-ubyte: an MNIST folder's training split,
-        which the Data page, `--data-dir` and any MNIST reader open."""
-        images, labels = self.arrays()
-        names = SPLIT_FILES["train"]
-        with tempfile.TemporaryDirectory() as tmp:
-            paths = [Path(tmp) / n for n in names]
-            write_idx(images, labels, *paths)
-            buffer = io.BytesIO()
-            with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as z:
-                for path in paths:
-                    z.write(path, f"my-handwriting/train/{path.name}")
-        return buffer.getvalue()
+        """A zip of my-handwriting/train/ as an MNIST folder's training split (idx_zip)."""
+        return idx_zip(*self.arrays(), "my-handwriting")
+
+
+def idx_zip(images: np.ndarray, labels: np.ndarray, folder: str) -> bytes:
+    """A zip of folder/train/train-images-idx3-ubyte and train-labels-idx1-ubyte: an MNIST folder's training
+    split, which the Data page, `--data-dir` and any MNIST reader open."""
+    names = SPLIT_FILES["train"]
+    with tempfile.TemporaryDirectory() as tmp:
+        paths = [Path(tmp) / n for n in names]
+        write_idx(images, labels, *paths)
+        buffer = io.BytesIO()
+        with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as z:
+            for path in paths:
+                z.write(path, f"{folder}/train/{path.name}")
+    return buffer.getvalue()

@@ -32,7 +32,7 @@ ADMINS_SETTING = "admins"  # the app server's list, kept in the store for the co
 CONTROLS = ("pause", "resume", "stop", *LIVE_SETTINGS, "rename", "delete", "cancel", "move_to_front", "resume_run",
             "cancel_sweep", "export", "annotate")
 # What a viewer (in by a class link) may not do either: they watch every run and draw on Draw & predict.
-MEMBERS_ONLY = ("start", "sweep", "upload", "download_data", "finetune", "import_summary")
+MEMBERS_ONLY = ("start", "sweep", "upload", "download_data", "finetune", "import_summary", "class_round")
 
 
 class Owned(Protocol):

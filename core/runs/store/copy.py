@@ -14,10 +14,11 @@ from sqlalchemy import func, insert, select, text
 from core.messages import ExplainedValueError
 from core.runs.store.artifacts import BEST, CHECKPOINT
 from core.runs.store.run_store import RunStore
-from core.runs.store.schema import ALL_TABLES, artifacts, runs, settings
+from core.runs.store.schema import ALL_TABLES, artifacts, class_drawings, class_rounds, runs, settings
 
-# a store's own settings (its secret) stay its own: a copy makes its own secret, so no link of the source opens it
-COPIED_TABLES = tuple(t for t in ALL_TABLES if t is not settings)
+# a store's own settings (its secret) stay its own: a copy makes its own secret, so no link of the source opens it;
+# a lesson's class drawings are kept for the lesson only (core/runs/people/class_round.py), and never copied
+COPIED_TABLES = tuple(t for t in ALL_TABLES if t not in (settings, class_rounds, class_drawings))
 
 __all__ = ["CopyReport", "copy_store"]
 

@@ -6,6 +6,7 @@ Protocols. A module that takes one of them in its signature sees only that part,
   RunReads    a page: runs and their records, read
   QueueStore  the queue: waiting runs, claimed in one transaction
   TeamStore   people: who did what, names, server settings, drawings
+  ClassStore  a lesson: its class rounds and the drawings the class sends
 """
 from __future__ import annotations
 
@@ -15,13 +16,14 @@ from typing import TYPE_CHECKING, Protocol
 if TYPE_CHECKING:
     from core.config import TrainConfig
     from core.messages import Message
-    from core.runs.rows import (DrawingRow, HistoryLine, LogLine, QueueState, RankRow, Run, RunRequests,
+    from core.runs.rows import (ClassDrawingRow, ClassRoundRow, DrawingRow, HistoryLine,
+                                LogLine, QueueState, RankRow, Run, RunRequests,
                                 StepRow)
     from core.runs.store.queue_records import Choice
     from core.training.events import EpochMetrics, SettingEvent, ValidationEvent
     from core.training.layer_stats import LayerStat
 
-__all__ = ["RunRecords", "RunReads", "QueueStore", "TeamStore"]
+__all__ = ["RunRecords", "RunReads", "QueueStore", "TeamStore", "ClassStore"]
 
 
 class RunRecords(Protocol):
@@ -87,3 +89,17 @@ class TeamStore(Protocol):
     def add_drawing(self, owner: str, image: bytes, label: int, read_as: int | None, run_id: str | None,
                     most: int) -> int: ...
     def delete_drawing(self, owner: str, drawing_id: int) -> None: ...
+
+
+class ClassStore(Protocol):
+    """What a lesson's class rounds need: rounds, the class's drawings, and the runs they read with."""
+
+    def open_class_round(self, asked: int | None, run_id: str, started_by: str) -> int: ...
+    def end_class_round(self, round_id: int) -> None: ...
+    def class_rounds(self) -> list[ClassRoundRow]: ...
+    def keep_class_finetune(self, round_id: int, run_id: str, held_out: str) -> None: ...
+    def add_class_drawing(self, round_id: int, student: str, image: bytes, label: int, read_as: int | None,
+                          most_each: int, most: int) -> int: ...
+    def class_drawings(self, student: str | None = None) -> list[ClassDrawingRow]: ...
+    def hide_class_drawing(self, drawing_id: int, hidden: bool) -> None: ...
+    def wipe_class(self, before: float | None = None) -> int: ...

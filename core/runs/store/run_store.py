@@ -26,6 +26,7 @@ from core.runs.rows import ACTIVE, FINISHED, RESUMABLE, Run
 from core.runs.store.migrate import current_revision
 from core.runs.store.migrate import upgrade as migrate_to_head
 from core.runs.store.artifacts import Artifacts
+from core.runs.store.class_records import ClassRecords
 from core.runs.store.convert import to_run
 from core.runs.store.database import (DATABASE_URL_ENV, WORKER_PATIENCE_S, Database, database_url_setting, shown_url,
                                      sqlite_url)
@@ -80,7 +81,8 @@ def default_data_dir() -> Path:
     return Path(os.environ.get(DATA_DIR_ENV) or PROJECT_ROOT / "runs").expanduser().resolve()
 
 
-class RunStore(MetricRecords, LiveRequests, QueueRecords, TeamRecords, RunRecords, Artifacts, ServerSettings):
+class RunStore(MetricRecords, LiveRequests, QueueRecords, TeamRecords, ClassRecords, RunRecords, Artifacts,
+               ServerSettings):
     """root: the store's folder (checkpoints, logs; the SQLite file when no database URL is given).
     database_url: the database (default: $STUDIO_DATABASE_URL, else root/runs.sqlite). upgrade_schema: migrate a
     shared database that holds an older schema (core.runs.store.migrate; a person's explicit upgrade)."""

@@ -9,7 +9,8 @@ from sqlalchemy import (Column, Float, Index, Integer, LargeBinary, MetaData, Ta
                         PrimaryKeyConstraint)
 
 __all__ = ["metadata", "runs", "steps", "epochs", "logs", "workers", "validations", "setting_changes", "requests",
-           "history", "people", "sweeps", "drawings", "dispatcher", "layer_stats", "artifacts", "settings",
+           "history", "people", "sweeps", "drawings", "class_rounds", "class_drawings",
+           "dispatcher", "layer_stats", "artifacts", "settings",
            "RUN_TABLES", "ALL_TABLES"]
 
 metadata = MetaData()
@@ -146,6 +147,28 @@ drawings = Table(  # a person's own handwriting (core/runs/people/handwriting.py
     Column("image", LargeBinary, nullable=False), Column("label", Integer, nullable=False),
     Column("read_as", Integer), Column("run_id", Text), Column("created", Float, nullable=False),
     Column("owner", Text, nullable=False, server_default=""),
+)
+
+class_rounds = Table(  # a lesson's rounds of drawing on the class's phones (core/runs/people/class_round.py)
+    "class_rounds", metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("asked", Integer),  # the digit everyone is asked to draw; NULL: each student says which digit it is
+    Column("run_id", Text, nullable=False),  # the model that reads the drawings
+    Column("started_by", Text, nullable=False, server_default=""),
+    Column("started", Float, nullable=False), Column("ended", Float),
+    Column("finetune_run", Text),  # "Teach it our handwriting": the fine-tune run started in this round
+    Column("held_out", Text),  # JSON list of the class drawings' ids that fine-tune left out, to compare on
+)
+
+class_drawings = Table(  # the class's drawings: lesson-only (wiped at End lesson or after 12 hours), never copied
+    "class_drawings", metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("round_id", Integer, nullable=False),
+    Column("student", Text, nullable=False),  # the student's display name: nothing else of them is kept
+    Column("image", LargeBinary, nullable=False), Column("label", Integer, nullable=False),
+    Column("read_as", Integer), Column("hidden", Integer, nullable=False, server_default="0"),
+    Column("created", Float, nullable=False),
+    Index("class_drawings_round", "round_id"),
 )
 
 dispatcher = Table(  # the lease that lets one dispatcher act per store

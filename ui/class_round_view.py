@@ -1,0 +1,272 @@
+"""Draw page: the class round. The teacher opens a round (a digit asked for, or each student's choice), the
+projector shows the class's drawings as they arrive (a mosaic by digit, with the model's reading), hides any,
+and teaches the model the class's handwriting; a student's phone shows what is asked, sends drawings and shows
+how the model read each of theirs, before and after (core/runs/people/class_round.py)."""
+from __future__ import annotations
+
+import hashlib
+from dataclasses import replace
+
+import numpy as np
+import streamlit as st
+
+from core.app import model_service
+from core.data.idx import DataError
+from core.messages import Explained
+from core.model.checkpoint import CheckpointError
+from core.runs.people import finetune
+from core.runs.people.class_round import (ClassDrawing, Lesson, Reading, Round, class_scores, counts, readings,
+                                          split, teach)
+from core.runs.rows import Run
+from core.runs.store import RunStore
+from ui.handwriting_view import finetune_progress, score_table
+from ui.identity import actions, attempt, current_person
+from ui.language import say, status_word, t
+from ui.mosaic import mosaic_html, strip_html
+from ui.present import presenting
+from ui.run_picker import choose_next
+from ui.text import literal
+
+__all__ = ["class_banner", "teacher_round", "send_to_class", "MOSAIC_POLL_S", "PHONE_POLL_S"]
+
+MOSAIC_POLL_S = 2.0  # the projector's mosaic: drawings appear within this
+PHONE_POLL_S = 3.0   # a phone's look at the round (what is asked, its drawings' readings)
+_SEEN = "_class_round_seen"  # session state: (round id, open) as this page run drew it
+
+
+def _state(found: Round | None) -> tuple[int, bool] | None:
+    return None if found is None else (found.id, found.open)
+
+
+def _asked(found: Round) -> str:
+    return t("class.asked_any") if found.asked is None else t("class.asked_digit", digit=found.asked)
+
+
+# --- everyone: what the round asks, your drawings ------------------------------------------------------------
+def class_banner(store: RunStore) -> None:
+    """What an open round asks for, and this person's drawings of the lesson with their readings; the page runs
+    again when a round opens or ends, so that the Send button comes and goes with it."""
+    st.session_state[_SEEN] = _state(Lesson(store).current())
+    st.fragment(run_every=PHONE_POLL_S)(_banner)(store)
+
+
+def _banner(store: RunStore) -> None:
+    lesson = Lesson(store)
+    found = lesson.current()
+    if _state(found) != st.session_state.get(_SEEN):
+        st.rerun(scope="app")
+    if found is not None and found.open:
+        st.markdown("### ✋ " + _asked(found))
+    mine = lesson.drawings(student=current_person().ident)
+    if not mine:
+        return
+    tuned = _finished_finetune(store, lesson.rounds())
+    shown = _readings(mine, tuned)
+    st.caption(t("class.mine", n=len(mine), right=sum(d.read_right for d in mine)))
+    st.html(strip_html(shown, _reading_caption))
+
+
+def _reading_caption(r: Reading) -> str:
+    before = "?" if r.before is None else r.before
+    if r.after is None:
+        return t("class.read_as", digit=r.drawing.label, read=before)
+    return t("class.before_after", digit=r.drawing.label, before=before, after=r.after)
+
+
+def _readings(mine: list[ClassDrawing], tuned: tuple[Run, Round] | None) -> list[Reading]:
+    """Each of mine as read when sent and, once the class's fine-tune has finished, by it (kept per session)."""
+    if tuned is None:
+        return readings(model_service.predict, None, mine, ())
+    run, round_ = tuned
+    key = (run.id, run.checkpoint, tuple(d.id for d in mine))
+    held = st.session_state.get("_class_readings")
+    if held is None or held[0] != key:
+        try:
+            held = (key, readings(model_service.predict, run.checkpoint, mine, round_.held_out))
+        except CheckpointError as e:
+            st.caption(say(e))
+            return readings(model_service.predict, None, mine, ())
+        st.session_state["_class_readings"] = held
+    return held[1]
+
+
+def _finished_finetune(store: RunStore, rounds: list[Round]) -> tuple[Run, Round] | None:
+    """The lesson's newest class fine-tune that finished with a checkpoint, with its round."""
+    for round_ in reversed(rounds):
+        run = store.get(round_.finetune_run) if round_.finetune_run else None
+        if run is not None and not run.active and run.checkpoint:
+            checkpoint = store.checkpoint_file(run)
+            if checkpoint:
+                return replace(run, checkpoint=checkpoint), round_
+    return None
+
+
+# --- a student's drawing into the round --------------------------------------------------------------------
+def send_to_class(store: RunStore, image: np.ndarray) -> bool:
+    """📤 Send (with the digit it is, when the round lets each student choose); False when no round is open."""
+    lesson = Lesson(store)
+    found = lesson.current()
+    if found is None or not found.open:
+        return False
+    row = st.container(horizontal=True, vertical_alignment="bottom")
+    label = found.asked if found.asked is not None else row.selectbox(
+        t("draw.it_is"), range(10), key="class_label", help=t("class.it_is_help"))
+    if row.button("📤 " + t("class.send", digit=label), key="class_send", type="primary"):
+        _send(store, lesson, found, image, int(label))
+    return True
+
+
+def _send(store: RunStore, lesson: Lesson, found: Round, image: np.ndarray, label: int) -> None:
+    digest = (found.id, hashlib.sha256(image.tobytes()).hexdigest(), label)
+    if st.session_state.get("_class_sent") == digest:
+        st.toast(t("class.already_sent"))
+        return
+    model = store.get(found.run_id)
+    checkpoint = store.checkpoint_file(model) if model is not None else None
+    try:
+        if checkpoint is None:
+            raise CheckpointError("class_model_gone")
+        read = int(model_service.predict(checkpoint, image[None])[0].argmax())
+        lesson.send(found, current_person().ident, image, label, read)
+    except (Explained, ValueError) as e:
+        st.error(say(e))
+        return
+    st.session_state["_class_sent"] = digest
+    st.toast(t("class.sent", digit=label, read=read))
+
+
+# --- the teacher: open, watch, hide, teach, end ---------------------------------------------------------------
+def teacher_round(store: RunStore, run: Run) -> bool:
+    """The round's panel on the teacher's Draw page: always in presentation mode, else behind a switch (on by
+    itself during a round); whether it is shown."""
+    lesson = Lesson(store)
+    found = lesson.current()
+    if not presenting() and not st.toggle("🧑‍🏫 " + t("class.panel"), key="class_panel",
+                                          value=bool(found and found.open), help=t("class.panel_help")):
+        return False
+    _round_controls(lesson, run, found)
+    if found is None:
+        st.caption(t("class.none_yet"))
+        return True
+    st.fragment(run_every=MOSAIC_POLL_S)(_mosaic)(store)
+    _teach(store, lesson)
+    _lesson_end(lesson)
+    return True
+
+
+def _round_controls(lesson: Lesson, run: Run, found: Round | None) -> None:
+    row = st.container(horizontal=True, vertical_alignment="bottom")
+    if found is not None and found.open:
+        row.markdown("### " + t("class.round_open", n=found.id, asked=_asked(found)))
+        if row.button("⏹️ " + t("class.end_round"), key="class_end_round"):
+            attempt(lesson.end, current_person(), found)
+            st.rerun()
+        return
+    asked = row.selectbox(t("class.ask_for"), [None, *range(10)], key="class_ask",
+                          format_func=lambda d: t("class.any_digit") if d is None else str(d))
+    if row.button("▶️ " + t("class.start_round"), key="class_start_round", type="primary",
+                  help=t("class.start_help", name=run.name)):
+        attempt(lesson.open, current_person(), run, asked)
+        st.rerun()
+
+
+def _mosaic(store: RunStore) -> None:
+    """The class's drawings as they arrive, by digit, with the counts; hiding one takes it off the screen and
+    out of the fine-tune."""
+    lesson = Lesson(store)
+    drawings = lesson.drawings()
+    shown = [d for d in drawings if not d.hidden]
+    st.caption(t("class.totals", n=len(shown), students=len({d.student for d in shown}),
+                 hidden=len(drawings) - len(shown)))
+    if shown:
+        st.html(mosaic_html(shown, counts(shown), _row_title, lambda d: t("class.tile", id=d.id, read=d.read_as)))
+    _hide_controls(lesson, drawings)
+    _teach_button(store, lesson.current(), drawings)
+
+
+def _row_title(count) -> str:
+    return t("class.row", digit=count.digit, n=count.drawings, right=count.read_right)
+
+
+def _hide_controls(lesson: Lesson, drawings: list[ClassDrawing]) -> None:
+    """Hide (or show again) a drawing by the number on its tile: a number box keeps what is typed while the
+    mosaic redraws around it (an open dropdown list would close at each redraw)."""
+    if not drawings:
+        return
+    by_id = {d.id: d for d in drawings}
+    row = st.container(horizontal=True, vertical_alignment="bottom")
+    picked = row.number_input(t("class.which"), min_value=1, step=1, value=None, key="class_hide_pick",
+                              placeholder="#", help=t("class.which_help"), width=160)
+    chosen = by_id.get(int(picked)) if picked is not None else None
+    hidden = chosen is not None and chosen.hidden
+    if row.button(("👁️ " + t("class.show")) if hidden else ("🙈 " + t("class.hide")), key="class_hide",
+                  disabled=chosen is None):
+        assert chosen is not None
+        attempt(lesson.hide, current_person(), chosen.id, not hidden)
+        st.rerun(scope="fragment")
+    if chosen is not None:
+        row.caption(t("class.option", id=chosen.id, digit=chosen.label, student=chosen.student,
+                      hidden=t("class.hidden_mark") if hidden else ""))
+
+
+def _teach_button(store: RunStore, found: Round | None, drawings: list[ClassDrawing]) -> None:
+    """🎓 Teach it our handwriting, counting the drawings shown now (in the mosaic's fragment)."""
+    taught, held = split(drawings)
+    base = store.get(found.run_id) if found is not None else None
+    if st.button("🎓 " + t("class.teach", n=len(taught), held=len(held)), key="class_teach", type="primary",
+                 disabled=not taught or base is None, help=t("class.teach_explain", epochs=finetune.EPOCHS)):
+        assert found is not None and base is not None
+        try:
+            teach(store, found, base, drawings, actions().start)
+            st.rerun(scope="app")
+        except (Explained, DataError, ValueError, OSError) as e:
+            st.error(say(e))
+
+
+def _teach(store: RunStore, lesson: Lesson) -> None:
+    """The class's fine-tune: its progress, then before and after."""
+    drawings = lesson.drawings()
+    tuned_round = next((r for r in reversed(lesson.rounds()) if r.finetune_run), None)
+    tuned = store.get(tuned_round.finetune_run) if tuned_round and tuned_round.finetune_run else None
+    if tuned is None or tuned_round is None:
+        return
+    if tuned.active:
+        st.fragment(run_every=MOSAIC_POLL_S)(finetune_progress)(store, tuned.id, key="class_stop_finetune")
+        return
+    _class_before_after(store, tuned, tuned_round, drawings)
+
+
+def _class_before_after(store: RunStore, tuned: Run, tuned_round: Round, drawings: list[ClassDrawing]) -> None:
+    made = finetune.FineTune.of(tuned)
+    checkpoint = store.checkpoint_file(tuned)
+    base = store.get(made.base_run) if made is not None else None
+    if made is None or checkpoint is None or base is None:
+        st.warning(t("draw.finetune_ended", name=literal(tuned.name), status=status_word(tuned.status)))
+        return
+    key = (tuned.id, checkpoint, tuple(d.id for d in drawings))
+    if st.session_state.get("_class_scores", (None,))[0] != key:
+        try:
+            with st.spinner(t("draw.scoring")):
+                st.session_state["_class_scores"] = (key, class_scores(
+                    model_service.predict, made, checkpoint, base.config, drawings, tuned_round.held_out))
+        except (CheckpointError, DataError, Explained) as e:
+            st.error(say(e))
+            return
+    split_name, scores = st.session_state["_class_scores"][1]
+    st.markdown(t("class.teach_done", name=literal(tuned.name)))
+    score_table(split_name, scores)
+    if st.button("✏️ " + t("draw.try_tuned", name=literal(tuned.name)), key="class_try_tuned"):
+        choose_next("draw_run", tuned.id)  # the next round reads with the model the class taught
+        st.rerun()
+
+
+def _lesson_end(lesson: Lesson) -> None:
+    """Export the drawings (images and digits, no names), or end the lesson: every drawing wiped."""
+    row = st.container(horizontal=True)
+    row.download_button("⬇️ " + t("class.export"), lesson.export_idx, file_name="class-handwriting.zip",
+                        key="class_export", help=t("class.export_help"), on_click="ignore")
+    if row.button("🧹 " + t("class.end_lesson"), key="class_end_lesson", help=t("class.end_lesson_help")):
+        gone = attempt(lesson.end_lesson, current_person())
+        if gone is not None:
+            st.toast(t("class.wiped", n=gone))
+            st.rerun()
