@@ -16,7 +16,7 @@ from ui.inside import render_inside
 from ui.present import for_room, on_phone, presenting
 from ui.draw_target import drawing_target
 from ui.export_view import LAST_DRAWING
-from ui.class_round_view import class_banner, send_to_class, teacher_round
+from ui.class_round_view import class_banner, read_with_the_rounds_model, send_to_class, teacher_round
 from ui.handwriting_view import handwriting, keep_drawing
 from ui.identity import current_person
 from ui.session import get_store
@@ -25,6 +25,8 @@ st.title("✏️ " + t("nav.draw"))
 store = get_store()
 # In presentation mode the class round comes first, above the model's choice: the mosaic on the first screen.
 round_slot = st.container() if presenting() else None
+if not current_person().may("class_round"):
+    read_with_the_rounds_model(store, "draw_run")  # a student's phone reads as the class round does
 run, checkpoint = pick_trained_run(t("draw.model"), key="draw_run")
 target = drawing_target()  # from Evaluate's "Draw one like this"
 with round_slot or st.container():

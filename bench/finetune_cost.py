@@ -43,8 +43,13 @@ STROKES = {
 
 
 def draw(digit: int, rng: np.random.Generator) -> np.ndarray:
-    """One drawing of digit by the person: RGBA as the canvas returns it, then the 28×28 the network sees."""
+    """One drawing of digit by the person, as the network sees it (28×28)."""
     from core.data.drawing import to_mnist
+    return to_mnist(canvas(digit, rng))
+
+
+def canvas(digit: int, rng: np.random.Generator) -> np.ndarray:
+    """One drawing of digit by the person: RGBA, 280×280, as the Draw page's canvas gives it."""
     angle = np.radians(rng.uniform(SLANT - 8, SLANT + 8))
     scale = rng.uniform(0.8, 1.1)
     shift = rng.uniform(-20, 20, 2)
@@ -59,7 +64,7 @@ def draw(digit: int, rng: np.random.Generator) -> np.ndarray:
         pen.line(points, fill=(255, 255, 255, 255), width=width, joint="curve")
         for q in points:  # round pen ends
             pen.ellipse([q[0] - width / 2, q[1] - width / 2, q[0] + width / 2, q[1] + width / 2], fill=(255, 255, 255, 255))
-    return to_mnist(np.asarray(image))
+    return np.asarray(image)
 
 
 def person(n_per_digit: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
@@ -92,7 +97,7 @@ def main(argv=None) -> int:
     mine = HandwritingSet(store)
     for image, label in zip(taught, taught_labels, strict=False):
         mine.add(image, int(label), run_id=base_id)
-    made = finetune.plan(store, base, mine.list())
+    made = finetune.plan(store, base, mine.drawings())
     tuned_id = store.create_run(made.config, name="fine-tune", source=finetune.SOURCE)
     t0 = time.perf_counter()
     assert execute(store, tuned_id) == "completed"

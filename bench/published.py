@@ -306,6 +306,39 @@ def server_cost() -> list[str]:
     return rows
 
 
+def class_ws() -> list[str]:
+    data = _load("class_ws")
+    rows = [_source(data) + f", websockets {data['websockets']}; {data['phones']} phones (protocol-level clients, "
+            f"bench/class_ws.py) on Draw & predict through the class link and the projector on Draw in presentation "
+            f"mode, a round open, while {data['run']}; a sending phone draws a 7 every {data['send_every_s']:g} s "
+            "(the canvas's update, then 📤 Send)", "",
+            "| window | app server's CPU | drawings in the store (Send pressed) | page and fragment runs "
+            "| training, samples / s | errors |", "|---|---|---|---|---|---|"]
+    for name, r in data["rows"].items():
+        sent = f"{r['drawings']} ({r['sends_pressed']})" if r["sends_pressed"] else "–"
+        errors = len(r["errors"]) + len(r["exceptions"])
+        rows.append(f"| {name} | {r['server_cpu_s']:.1f} CPU-s in {r['seconds']:.0f} s | {sent} | {r['page_runs']:,} "
+                    f"| {r['samples_per_s']:,.0f} | {errors} |")
+    drawing = data["rows"]["phones drawing"]
+    rows += ["", f"Watching costs {data['cpu_ms_per_phone_second_watching']:.1f} CPU-ms per phone per second; each "
+                 f"drawing sent {data['cpu_ms_per_drawing']:.0f} CPU-ms more (two page runs: the canvas's update and "
+                 f"Send). While the class drew, the app server used {data['cores_while_drawing']:.2f} of a core and "
+                 f"took {drawing['drawings'] / drawing['seconds']:.1f} drawings a second."]
+    return rows
+
+
+def class_cost() -> list[str]:
+    data = _load("class_cost")
+    mosaic = data["cpu_ms_per_mosaic"][-1]
+    return [_source(data) + f"; {data['students']} students × {data['drawings_each']} drawings, read by an "
+            f"{data['model']}, in the app server's code without Streamlit", "",
+            "| step | CPU per call (median) |", "|---|---|",
+            f"| a drawing sent: canvas → 28×28, read, kept | {data['cpu_ms_per_send_median']:.1f} ms "
+            f"(90th percentile {data['cpu_ms_per_send_p90']:.1f} ms) |",
+            f"| a phone's look: the round and its drawings | {data['cpu_ms_per_look_median']:.1f} ms |",
+            f"| the mosaic of {mosaic[0]} drawings | {mosaic[1]:.1f} ms ({data['mosaic_bytes'][-1]:,} bytes of HTML) |"]
+
+
 def remote_paths() -> list[str]:
     data = _load("remote_paths")
     rows = [_source(data) + f", optuna {data['optuna']}, distributed {data['distributed']}", "",
@@ -408,13 +441,15 @@ TABLES: dict[str, Callable[[], list[str]]] = {
     "start-latency": start_latency, "store-backends": store_backends,
     "server-cost": server_cost, "remote-paths": remote_paths, "queue-latency": queue_latency,
     "profile-step": profile_step, "mlp-matmuls": mlp_matmuls, "loop-breakdown": loop_breakdown,
-    "calls-per-epoch": calls_per_epoch, "summary-scale": summary_scale}
+    "calls-per-epoch": calls_per_epoch, "summary-scale": summary_scale, "class-ws": class_ws,
+    "class-cost": class_cost}
 FILES = {"queue-latency": ["queue.json", "queue-postgresql.json"], "remote-paths": ["remote_paths.json"], "server-cost": ["server_cost.json"], "store-backends": ["store_backends.json"], "start-latency": ["start_latency.json"], "load": ["load_viewers.json", "load.json"], "predict-latency": ["predict_latency.json"], "best-5k": ["best_5k.json"], "finetune-cost": ["finetune_cost.json"], "accuracy": ["accuracy.json"], "step-variants": ["step_variants.json"], "augmentation": ["augmentation.json"],
          "distributed": ["distributed-lenet5.json", "distributed-mlp.json"], "user-visible": ["user_visible.json"],
          "page-times": ["page_times.json"], "profile-step": ["profile_step.json"],
          "mlp-matmuls": ["mlp_matmuls.json"], "loop-breakdown": ["loop_breakdown.json"],
          "calls-per-epoch": ["calls_per_epoch-lenet5.json", "calls_per_epoch-mlp.json"],
-         "summary-scale": ["summary_import.json", "page_times_imported.json"]}  # what each table is made of
+         "summary-scale": ["summary_import.json", "page_times_imported.json"], "class-ws": ["class_ws.json"],
+         "class-cost": ["class_cost.json"]}  # what each table is made of
 
 
 def render(name: str) -> str:

@@ -5,4 +5,4 @@
 # what the browser shows. The tests themselves write their screenshots to test-output/ (ignored).
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-STUDIO_SCREENSHOTS="$here/docs/screenshots" STUDIO_REQUIRE_BROWSER=1 "$here/test.sh" tests/browser/test_browser.py tests/browser/test_browser_lesson.py tests/browser/test_browser_class.py "$@"
+STUDIO_SCREENSHOTS="$here/docs/screenshots" STUDIO_REQUIRE_BROWSER=1 "$here/test.sh" tests/browser/test_browser.py tests/browser/test_browser_lesson.py tests/browser/test_browser_class.py tests/browser/test_browser_class_round.py "$@"

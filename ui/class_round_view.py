@@ -27,7 +27,8 @@ from ui.present import presenting
 from ui.run_picker import choose_next
 from ui.text import literal
 
-__all__ = ["class_banner", "teacher_round", "send_to_class", "MOSAIC_POLL_S", "PHONE_POLL_S"]
+__all__ = ["class_banner", "teacher_round", "send_to_class", "read_with_the_rounds_model", "MOSAIC_POLL_S",
+           "PHONE_POLL_S"]
 
 MOSAIC_POLL_S = 2.0  # the projector's mosaic: drawings appear within this
 PHONE_POLL_S = 3.0   # a phone's look at the round (what is asked, its drawings' readings)
@@ -40,6 +41,17 @@ def _state(found: Round | None) -> tuple[int, bool] | None:
 
 def _asked(found: Round) -> str:
     return t("class.asked_any") if found.asked is None else t("class.asked_digit", digit=found.asked)
+
+
+def read_with_the_rounds_model(store: RunStore, key: str) -> None:
+    """When a round opens, have the page's model choice (pick_trained_run(key=key)) take the round's model once:
+    what the phone shows as its reading is then what the round reads the drawing as (and one model, loaded once,
+    serves the whole class; a phone that chose the teacher's training run reloaded it at every epoch)."""
+    found = Lesson(store).current()
+    if found is None or not found.open or st.session_state.get("_class_model_for") == found.id:
+        return
+    st.session_state["_class_model_for"] = found.id
+    choose_next(key, found.run_id)
 
 
 # --- everyone: what the round asks, your drawings ------------------------------------------------------------

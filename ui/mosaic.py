@@ -16,6 +16,7 @@ from core.runs.people.class_round import ClassDrawing, DigitCount, Reading
 __all__ = ["png_uri", "mosaic_html", "strip_html"]
 
 RIGHT, WRONG = "#27ae60", "#e74c3c"
+MAX_TILES = 48  # a digit's row shows its newest drawings up to this; the rest are counted in its title
 _TILE = ("display:inline-block;margin:3px;text-align:center;font-size:0.75rem;line-height:1.1;"
          "vertical-align:top")
 
@@ -36,11 +37,12 @@ def _tile(image: np.ndarray, caption: str, right: bool | None, size: int, title:
 def mosaic_html(drawings: Sequence[ClassDrawing], counted: Sequence[DigitCount],
                 row_title: Callable[[DigitCount], str], caption: Callable[[ClassDrawing], str],
                 size: int = 56) -> str:
-    """One row a digit, newest drawing first: the row's title (its counts) and each drawing with its caption."""
+    """One row a digit, newest drawing first: the row's title (its counts) and each drawing with its caption (the
+    newest MAX_TILES of a digit: the projector's page stays small however long the lesson)."""
     rows = []
     for count in counted:
-        tiles = "".join(_tile(d.image, caption(d), d.read_right, size, title=d.student)
-                        for d in reversed(drawings) if d.label == count.digit)
+        newest = [d for d in reversed(drawings) if d.label == count.digit][:MAX_TILES]
+        tiles = "".join(_tile(d.image, caption(d), d.read_right, size, title=d.student) for d in newest)
         rows.append(f'<div data-digit="{count.digit}" style="margin:0.2rem 0 0.5rem 0">'
                     f'<div style="font-weight:600">{html.escape(row_title(count))}</div>{tiles}</div>')
     return '<div class="class-mosaic">' + "".join(rows) + "</div>"

@@ -172,3 +172,15 @@ def test_the_mosaic_is_a_row_a_digit_with_every_shown_drawing_and_names_escaped(
     assert html.index('data-digit="2"') < html.index('data-digit="7"')
     assert "<b>Ann</b>" not in html and "&lt;b&gt;Ann&lt;/b&gt;" in html
     assert html.count("#e74c3c") == 1, "the one read wrongly, in red"
+
+
+def test_a_digits_row_shows_its_newest_drawings_up_to_the_cap(store):
+    from ui.mosaic import MAX_TILES
+    lesson = Lesson(store)
+    round_ = lesson.open(TEACHER, a_run(store), asked=4)
+    for i in range(MAX_TILES + 2):
+        lesson.send(round_, f"student-{i}", digit(i), 4, 4)
+    shown = lesson.drawings()
+    html = mosaic_html(shown, counts(shown), lambda c: f"{c.digit}: {c.drawings}", lambda d: f"#{d.id}!")
+    assert html.count("<img ") == MAX_TILES and f"4: {MAX_TILES + 2}" in html
+    assert f"#{shown[-1].id}!" in html and f"#{shown[0].id}!" not in html, "the newest, not the oldest"
