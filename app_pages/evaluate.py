@@ -8,10 +8,10 @@ from core.model.checkpoint import CheckpointError
 from core.data.folders import validate_mnist_dir
 from core.data.idx import DataError
 from core.app import model_service
-from ui.confusion import cell_gallery, chosen_cell, confusion_matrix, forget_cell
+from ui.confusion import cell_gallery, chosen_cell, confusion_matrix, confusion_timelapse, forget_cell
 from ui.language import say, t
 from ui.run_picker import pick_trained_run
-from ui.session import check_user_path, split_arrays
+from ui.session import check_user_path, get_store, split_arrays
 from ui.inside import render_inside
 
 st.title("📊 " + t("nav.evaluate"))
@@ -58,6 +58,10 @@ table = pd.DataFrame({"digit": range(10), "precision": r.precision, "recall": r.
 right.dataframe(table.style.format({"precision": "{:.3f}", "recall": "{:.3f}", "f1": "{:.3f}"}),
                 hide_index=True, width="stretch", height="auto",  # the ten digits, no empty row under them
                 column_config={c: t(f"evaluate.col_{c}") for c in table.columns})
+
+st.subheader("🎞️ " + t("timelapse.header"))
+if not confusion_timelapse(get_store().epochs(run.id), key="eval_timelapse"):
+    st.caption(t("timelapse.none"))
 
 file_split = "test" if split == "test" else "train"
 images, _ = split_arrays(folder, file_split)

@@ -10,12 +10,15 @@ import numpy as np
 import plotly.graph_objects as go
 import streamlit as st
 
+from core.app.confusion_timelapse import frames_of, timelapse_figure
 from core.model.metrics import Report
+from core.training.events import EpochMetrics
 from ui.charts import DIGITS, digit_axis
 from ui.language import t
-from ui.present import for_room
+from ui.present import chart_config, for_room
 
-__all__ = ["DrawTarget", "confusion_matrix", "chosen_cell", "forget_cell", "cell_gallery", "DRAW_TARGET"]
+__all__ = ["DrawTarget", "confusion_matrix", "chosen_cell", "forget_cell", "cell_gallery", "confusion_timelapse",
+           "DRAW_TARGET"]
 
 DRAW_TARGET = "draw_target"  # session key: the digit the Draw page asks for
 CELL = "eval_cell"  # session key: the (true, predicted) cell whose images the gallery shows
@@ -98,3 +101,16 @@ def cell_gallery(images: np.ndarray, r: Report, positions, caption, key: str) ->
                 st.session_state[DRAW_TARGET] = DrawTarget(int(r.labels[p]), image, int(r.predicted[p]),
                                                            int(r.sample_ids[p]))
                 st.switch_page("app_pages/draw.py")
+
+
+def confusion_timelapse(epochs: list[EpochMetrics], key: str) -> bool:
+    """The validation split's confusion matrix epoch by epoch, with a slider and ▶ (played in the browser);
+    False when the run recorded fewer than two (nothing to play)."""
+    frames = frames_of(epochs)
+    if len(frames) < 2:
+        return False
+    fig = timelapse_figure(frames, lambda f: t("timelapse.title", epoch=f.epoch, acc=f.accuracy),
+                           t("evaluate.true"), t("evaluate.predicted"), t("timelapse.epoch"), t("timelapse.play"),
+                           t("timelapse.pause"))
+    st.plotly_chart(for_room(fig), width="stretch", key=key, config=chart_config())
+    return True

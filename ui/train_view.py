@@ -13,6 +13,7 @@ from core.runs.worker.cluster import log_tail, rank_log, rank_log_dir
 from core.runs.rows import RESUMABLE, Run
 from core.runs.run_queue import RunQueue
 from core.runs.store import RunStore
+from ui.confusion import confusion_timelapse
 from ui.curves import CurveOptions, History, curves, downsampling_note, read_history
 from ui.format import STATUS_ICONS, fmt_duration, fmt_eta, sentence
 from ui.identity import actions, attempt, refused_here
@@ -162,6 +163,7 @@ def draw_body(store: RunStore, view: RunView, options: CurveOptions) -> None:
     with chart_slot or st.container():
         _curves(store, view, options)
     _figures(run, view.training_s)
+    _timelapse(view)
     if run.config.workers > 1:
         _ranks(store, run)
     if run.imported:
@@ -190,6 +192,15 @@ def _curves(store: RunStore, view: RunView, options: CurveOptions) -> None:
     note = downsampling_note(view.history)
     if note:
         st.caption(note)
+
+
+def _timelapse(view: RunView) -> None:
+    """The confusion matrix through the epochs, behind a switch (a toggle, not an expander: an expander's body
+    would be built at every poll)."""
+    if sum(e.val_confusion is not None for e in view.history.epochs) < 2:
+        return
+    if st.toggle("🎞️ " + t("timelapse.toggle"), key=f"timelapse_{view.run.id}"):
+        confusion_timelapse(view.history.epochs, key="train_timelapse")
 
 
 def _progress(run: Run, learning_rate: float | None) -> None:

@@ -19,6 +19,7 @@ from plotly.subplots import make_subplots
 from PIL import Image
 
 from core.app import model_service
+from core.app.confusion_timelapse import frames_of, timelapse_figure
 from core.app.run_tables import RunTables, stacked
 from core.app.smoothing import smooth
 from core.config import TrainConfig
@@ -88,6 +89,8 @@ def html_report(store: RunStore, run_ids: list[str], evaluation: Evaluation | No
              f"<p class='muted'>MindSpore Training Studio · report written {time.strftime('%Y-%m-%d %H:%M %Z')}</p>",
              _tags_and_notes(runs), _results(t, runs), _figure(_curves(t, run_ids, names), "curves"),
              _settings(runs)]
+    if len(run_ids) == 1:
+        parts += [_timelapse(store, run_ids[0])]
     if evaluation is not None:
         parts += [_evaluation(evaluation)]
     parts += [_log(store, run_ids[0]) if len(run_ids) == 1 else ""]
@@ -133,7 +136,8 @@ def _figure(fig: go.Figure, div_id: str) -> str:
     config = json.dumps({"displaylogo": False, "responsive": True})
     return (f"<div id='{div_id}' class='plotly-graph-div' style='width:100%'></div>\n"
             f"<script>plotlyReady.then(() => {{ const f = {spec}; "
-            f"Plotly.newPlot('{div_id}', f.data, f.layout, {config}); }});</script>")
+            f"Plotly.newPlot('{div_id}', {{data: f.data, layout: f.layout, frames: f.frames || [], "
+            f"config: {config}}}); }});</script>")
 
 
 def _curves(t: RunTables, run_ids: list[str], names: dict) -> go.Figure:
@@ -164,6 +168,18 @@ def _curves(t: RunTables, run_ids: list[str], names: dict) -> go.Figure:
                       legend=dict(orientation="h", y=-0.2),
                       margin=dict(l=40, r=20, t=40, b=40))
     return fig
+
+
+def _timelapse(store: RunStore, run_id: str) -> str:
+    """The validation split's confusion matrix epoch by epoch, playable offline ("" when fewer than two)."""
+    frames = frames_of(store.epochs(run_id))
+    if len(frames) < 2:
+        return ""
+    en = functools.partial(text, "en")
+    fig = timelapse_figure(frames, lambda f: en("timelapse.title", epoch=f.epoch, acc=f.accuracy),
+                           en("evaluate.true"), en("evaluate.predicted"), en("timelapse.epoch"), en("timelapse.play"),
+                           en("timelapse.pause"))
+    return f"<h2>{_e(en('timelapse.header'))}</h2>" + _figure(fig, "timelapse")
 
 
 def _table(header: list[str], rows: list[tuple[list, bool]]) -> str:

@@ -39,12 +39,18 @@ class Report:
         return pos[np.argsort(-self.probabilities[pos, predicted], kind="stable")]
 
 
+def confusion_counts(labels: np.ndarray, predicted: np.ndarray, num_classes: int = 10) -> np.ndarray:
+    """[true, predicted] counts, (classes, classes)."""
+    confusion = np.zeros((num_classes, num_classes), dtype=np.int64)
+    np.add.at(confusion, (np.asarray(labels).astype(np.int64), np.asarray(predicted).astype(np.int64)), 1)
+    return confusion
+
+
 def report(logits: np.ndarray, labels: np.ndarray, loss: float, sample_ids: np.ndarray | None = None,
            num_classes: int = 10) -> Report:
     labels = np.asarray(labels).astype(np.int64)
     predicted = logits.argmax(axis=1)
-    confusion = np.zeros((num_classes, num_classes), dtype=np.int64)
-    np.add.at(confusion, (labels, predicted), 1)
+    confusion = confusion_counts(labels, predicted, num_classes)
     tp = np.diag(confusion).astype(np.float64)
     with np.errstate(divide="ignore", invalid="ignore"):
         precision = np.where(confusion.sum(0) > 0, tp / confusion.sum(0), 0.0)

@@ -74,6 +74,9 @@ class EpochMetrics:
     step: int | None = None   # steps taken by the end of this epoch (not stored: the steps table has them)
     eta: float | None = None
     best: bool = False        # the best validation loss so far
+    # [true][predicted] counts on the validation split at this epoch's end (None: no validation split, or a run
+    # that did not record them): the confusion matrix's time-lapse (ui/confusion_timelapse.py)
+    val_confusion: tuple[tuple[int, ...], ...] | None = None
 
     def with_(self, **changes: Any) -> "EpochMetrics":
         return replace(self, **changes)

@@ -20,6 +20,7 @@ from core.config import TrainConfig
 from core.data.folders import MnistFolder
 from core.messages import Message
 from core.model.evaluation import evaluate_batches
+from core.model.metrics import confusion_counts
 from core.networks import network_spec
 from core.training.prepared import model_for
 from core.training.build import control_for, prepare_data, seed_run
@@ -186,13 +187,14 @@ def _close_epoch(loop: LoopState, epoch: int, tally: EpochTally, best: BestEpoch
     if loop.parallel is not None:
         correct = int(round(loop.parallel.sum([correct])[0]))
     seconds, elapsed = time.monotonic() - tally.started - tally.paused, loop.clock.elapsed()  # pauses excluded
-    val_loss = val_acc = None
+    val_loss = val_acc = confusion = None
     if loop.data.validation is not None:
-        val_loss, val_acc, _, _ = evaluate_batches(loop.model.eval_net, loop.data.validation)
+        val_loss, val_acc, logits, labels = evaluate_batches(loop.model.eval_net, loop.data.validation)
+        confusion = tuple(tuple(int(n) for n in row) for row in confusion_counts(labels, logits.argmax(1)))
     metrics = EpochMetrics(epoch=epoch, train_loss=tally.loss_sum / tally.seen, train_acc=correct / tally.seen,
                            val_loss=val_loss, val_acc=val_acc, epoch_seconds=seconds,
                            samples_per_s=tally.seen / max(seconds, 1e-9), elapsed=elapsed, step=loop.step,
-                           eta=loop.clock.eta(loop.step), best=best.update(epoch, val_loss))
+                           eta=loop.clock.eta(loop.step), best=best.update(epoch, val_loss), val_confusion=confusion)
     loop.events.emit(metrics)
     # the validation curve's point at the epoch's end
     if loop.config.validate_every and val_loss is not None and val_acc is not None:

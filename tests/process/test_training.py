@@ -68,6 +68,23 @@ def test_every_epoch_sees_a_new_order_and_the_loss_keeps_falling(folder, monkeyp
     assert list(orders[5]) != list(first_run[0])
 
 
+def test_each_epoch_records_its_confusion_matrix_on_the_validation_split(folder):
+    """What the time-lapse plays: at each epoch's end the validation split's [true][predicted] counts, which add
+    up to the split and whose diagonal is the epoch's validation accuracy."""
+    cfg = TrainConfig(network="mlp", mode="graph", epochs=2, batch_size=64, val_fraction=0.1)
+    events = EventLog()
+    train(cfg, folder, [events])
+    epochs = events.of(EpochMetrics)
+    for e in epochs:
+        m = np.asarray(e.val_confusion)
+        assert m.shape == (10, 10) and m.sum() == 122  # a tenth of the 1,200 images, stratified by digit
+        assert np.trace(m) / m.sum() == pytest.approx(e.val_acc)
+    assert epochs[0].val_confusion != epochs[1].val_confusion
+    no_split = EventLog()
+    train(cfg.with_(epochs=1, val_fraction=0.0), folder, [no_split])
+    assert no_split.of(EpochMetrics)[0].val_confusion is None
+
+
 def test_early_stopping_restores_the_best_weights(folder):
     cfg = TrainConfig(network="mlp", mode="graph", optimizer="adam", learning_rate=0.01, epochs=30,
                       batch_size=32, val_fraction=0.2, early_stopping=True, patience=2)

@@ -34,7 +34,7 @@ from core.runs.worker.remote_run import control_queue_name, events_queue_name, t
 from core.runs.rows import Run
 from core.runs.store import RunStore
 from core.runs.sweeps.study import TrialReporter
-from core.training.events import EpochMetrics
+from core.runs.store.metric_records import epoch_from_row
 
 __all__ = ["SCHEDULER_ENV", "DaskExecutor", "scheduler_setting", "SILENT_S"]
 
@@ -253,7 +253,7 @@ class Relay(threading.Thread):
             for values in block["values"]:
                 row = dict(zip(block["columns"], values, strict=False))
                 row.pop("run_id", None)
-                self.pruning.on_epoch(EpochMetrics(**row))
+                self.pruning.on_epoch(epoch_from_row(row))
 
     def _forward(self) -> None:
         """The run's requests, from the store to the remote run (what changed; the live settings asked for once,

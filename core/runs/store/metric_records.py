@@ -16,10 +16,18 @@ from core.runs.store.schema import epochs, layer_stats, logs, runs, setting_chan
 from core.training.events import EpochMetrics, SettingEvent, ValidationEvent
 from core.training.layer_stats import LayerStat
 
-__all__ = ["MetricRecords"]
+__all__ = ["MetricRecords", "epoch_from_row"]
 
 STAT_FIELDS = ("mean", "std", "min", "max", "norm", "zeros")
 
+
+
+def epoch_from_row(row) -> EpochMetrics:
+    """An epochs table row (without run_id) as the EpochMetrics it was made from: its confusion counts parsed."""
+    values = dict(row)
+    raw = values.pop("val_confusion", None)
+    confusion = tuple(tuple(int(n) for n in r) for r in json.loads(raw)) if raw else None
+    return EpochMetrics(**values, val_confusion=confusion)
 
 class MetricRecords:
     db: Database
@@ -36,7 +44,8 @@ class MetricRecords:
 
     def add_epoch(self, run_id: str, m: EpochMetrics) -> None:
         row = dict(run_id=run_id, epoch=m.epoch, train_loss=m.train_loss, train_acc=m.train_acc, val_loss=m.val_loss,
-                   val_acc=m.val_acc, epoch_seconds=m.epoch_seconds, samples_per_s=m.samples_per_s, elapsed=m.elapsed)
+                   val_acc=m.val_acc, epoch_seconds=m.epoch_seconds, samples_per_s=m.samples_per_s, elapsed=m.elapsed,
+                   val_confusion=None if m.val_confusion is None else json.dumps(m.val_confusion))
         with self.db.write() as conn:
             conn.execute(self.db.upsert(epochs, ("run_id", "epoch")), [row])
 
@@ -116,7 +125,7 @@ class MetricRecords:
         with self.db.read() as conn:
             rows = conn.execute(select(*[c for c in epochs.c if c.name != "run_id"])
                                 .where(epochs.c.run_id == run_id).order_by(epochs.c.epoch)).mappings().all()
-        return [EpochMetrics(**r) for r in rows]
+        return [epoch_from_row(r) for r in rows]
 
     def logs(self, run_id: str, limit: int = 200) -> list[LogLine]:
         with self.db.read() as conn:

@@ -70,6 +70,7 @@ epochs = Table(
     Column("run_id", Text, nullable=False), Column("epoch", Integer, nullable=False),
     Column("train_loss", Float), Column("train_acc", Float), Column("val_loss", Float), Column("val_acc", Float),
     Column("epoch_seconds", Float), Column("samples_per_s", Float), Column("elapsed", Float),
+    Column("val_confusion", Text),  # JSON [true][predicted] counts on the validation split (the time-lapse)
     PrimaryKeyConstraint("run_id", "epoch"),
 )
 
