@@ -10,7 +10,7 @@ from core.app import model_service
 from core.data.idx import DataError
 from core.data.folders import load_arrays, validate_mnist_dir
 from core.model.checkpoint import CheckpointError
-from core.model.export import FORMATS, predict_script
+from core.model.export import FORMATS, ModelFormat, predict_script
 from core.runs.people.finetune import evaluation_split
 from core.runs.rows import Run
 from core.runs.store import RunStore
@@ -47,7 +47,7 @@ def export_panel(store: RunStore, run: Run, checkpoint: str) -> None:
     st.code(predict_script(fmt, name), language="python")
 
 
-def _checks(run: Run, checkpoint: str, fmt: str, path: Path) -> list[tuple[bool, str]]:
+def _checks(run: Run, checkpoint: str, fmt: ModelFormat, path: Path) -> list[tuple[bool, str]]:
     """(all identical, what to say) for the evaluation split and the last drawing."""
     # Any images prove the file reads the same; the evaluation split when there is one, else the training images.
     evaluation = evaluation_split(run.config)

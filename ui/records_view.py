@@ -8,7 +8,7 @@ from pathlib import Path
 import streamlit as st
 
 from core.app.html_report import Evaluation, evaluation_of
-from core.app.run_export import export_runs, zipped
+from core.app.run_export import RunFormat, export_runs, zipped
 from core.app.tensorboard_events import run_folder_name
 from core.data.idx import DataError
 from core.messages import Explained
@@ -19,7 +19,7 @@ from ui.language import say, t
 
 __all__ = ["RECORD_FORMATS", "records_download", "may_take_out", "record_take_out"]
 
-RECORD_FORMATS = ("html", "csv", "parquet", "tensorboard")
+RECORD_FORMATS: tuple[RunFormat, ...] = ("html", "csv", "parquet", "tensorboard")
 
 
 def may_take_out(runs: list[Run]) -> bool:
@@ -58,7 +58,7 @@ def records_download(store: RunStore, runs: list[Run], key: str) -> None:
                            key=f"{key}_download")
 
 
-def _prepare(store: RunStore, runs: list[Run], fmt: str) -> tuple[bytes, str, str]:
+def _prepare(store: RunStore, runs: list[Run], fmt: RunFormat) -> tuple[bytes, str, str]:
     """(the file's bytes, its name, its MIME type)."""
     ids = [r.id for r in runs]
     stem = run_folder_name(runs[0].name, runs[0].id) if len(runs) == 1 else f"comparison-of-{len(runs)}-runs"

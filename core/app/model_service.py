@@ -19,7 +19,7 @@ import numpy as np
 
 from core.data.folders import validate_mnist_dir
 from core.messages import Message
-from core.model.export import export as _export
+from core.model.export import ModelFormat, export as _export
 from core.model.export_check import agreement, predict_exported
 from core.runs.store import RunStore
 from core.runtime import set_mode
@@ -166,7 +166,7 @@ def augmented_copies(image: np.ndarray, n: int, seed: int = 0) -> list[np.ndarra
             ds.config.set_seed(before)
 
 
-def export(path: str | os.PathLike, fmt: str, out_dir: str | os.PathLike) -> Path:
+def export(path: str | os.PathLike, fmt: ModelFormat, out_dir: str | os.PathLike) -> Path:
     """core.model.export.export under the lock, in the app's Graph mode."""
     with MINDSPORE_LOCK:
         _ensure_mode()
@@ -206,7 +206,7 @@ def import_checkpoint(store: RunStore, data: bytes, filename: str, owner: str = 
         tmp.unlink(missing_ok=True)
 
 
-def check_export(path: str | os.PathLike, exported: str | os.PathLike, fmt: str, images: np.ndarray):
+def check_export(path: str | os.PathLike, exported: str | os.PathLike, fmt: ModelFormat, images: np.ndarray):
     """core.model.export_check.Agreement of the exported file with the checkpoint at path on images."""
     reference = predict(path, images)
     with MINDSPORE_LOCK:

@@ -7,23 +7,33 @@ import io
 import os
 import zipfile
 from pathlib import Path
+from typing import Literal, get_args
 
 from core.app.html_report import Evaluation, html_report
 from core.app.mlflow_runs import write_mlflow
 from core.app.run_tables import stacked
-from core.app.table_files import TABLE_FORMATS, write_tables
+from core.app.table_files import write_tables
 from core.app.tensorboard_events import write_tensorboard
 from core.runs.store import RunStore
 
-__all__ = ["RUN_FORMATS", "export_runs", "zipped"]
+__all__ = ["RunFormat", "RUN_FORMATS", "run_format", "export_runs", "zipped"]
 
-RUN_FORMATS = (*TABLE_FORMATS, "tensorboard", "html", "mlflow")
+RunFormat = Literal["parquet", "csv", "tensorboard", "html", "mlflow"]  # the tables' formats first (TableFormat)
+RUN_FORMATS: tuple[RunFormat, ...] = get_args(RunFormat)
 
 
-def export_runs(store: RunStore, run_ids: list[str], fmt: str, out: str | os.PathLike,
+def run_format(value: str) -> RunFormat:
+    """A format's name as a RunFormat (ValueError naming the known ones)."""
+    for fmt in RUN_FORMATS:
+        if value == fmt:
+            return fmt
+    raise ValueError(f"unknown format {value!r}; choose one of {', '.join(RUN_FORMATS)}")
+
+
+def export_runs(store: RunStore, run_ids: list[str], fmt: RunFormat, out: str | os.PathLike,
                 evaluation: Evaluation | None = None) -> list[Path]:
     """Write the runs in fmt under out (a folder; for html, the report's file); the files or folders written."""
-    if fmt in TABLE_FORMATS:
+    if fmt == "parquet" or fmt == "csv":
         return write_tables(stacked(store, run_ids), out, fmt)
     if fmt == "tensorboard":
         return write_tensorboard(store, run_ids, out)
@@ -35,7 +45,7 @@ def export_runs(store: RunStore, run_ids: list[str], fmt: str, out: str | os.Pat
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(html_report(store, run_ids, evaluation), encoding="utf-8")
         return [path]
-    raise ValueError(f"unknown format {fmt!r}; choose one of {', '.join(RUN_FORMATS)}")
+    raise ValueError(f"unknown format {fmt!r}; choose one of {', '.join(RUN_FORMATS)}")  # a caller not type-checked
 
 
 def zipped(folder: str | os.PathLike) -> bytes:

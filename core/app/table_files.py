@@ -4,6 +4,8 @@ A CSV's text cells that a spreadsheet would read as a formula (=, +, -, @, a tab
 run named `=HYPERLINK(…)`) are written with a leading apostrophe, as OWASP's CSV-injection guidance says."""
 from __future__ import annotations
 
+from typing import Literal, get_args
+
 import json
 import os
 from pathlib import Path
@@ -12,9 +14,10 @@ import pandas as pd
 
 from core.app.run_tables import RunTables
 
-__all__ = ["TABLE_FORMATS", "write_tables", "formula_safe"]
+__all__ = ["TableFormat", "TABLE_FORMATS", "write_tables", "formula_safe"]
 
-TABLE_FORMATS = ("parquet", "csv")
+TableFormat = Literal["parquet", "csv"]
+TABLE_FORMATS: tuple[TableFormat, ...] = get_args(TableFormat)
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
 
@@ -26,7 +29,7 @@ def formula_safe(frame: pd.DataFrame) -> pd.DataFrame:
     return frame.assign(**{c: frame[c].map(defuse) for c in text}) if text else frame
 
 
-def write_tables(tables: RunTables, out_dir: str | os.PathLike, fmt: str) -> list[Path]:
+def write_tables(tables: RunTables, out_dir: str | os.PathLike, fmt: TableFormat) -> list[Path]:
     """Write <out_dir>/<table>.<fmt> for every table; the files written."""
     if fmt not in TABLE_FORMATS:
         raise ValueError(f"unknown table format {fmt!r}; choose one of {', '.join(TABLE_FORMATS)}")

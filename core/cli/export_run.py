@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 
 from core.app.html_report import evaluation_of
-from core.app.run_export import RUN_FORMATS, export_runs
+from core.app.run_export import RUN_FORMATS, export_runs, run_format
 from core.cli.control import REFUSED
 from core.messages import Explained
 from core.runs.people.actions import Actions
@@ -33,7 +33,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description="Export runs of the run store as Parquet, CSV, TensorBoard event files "
                                              "or a self-contained HTML report.")
     ap.add_argument("runs", nargs="+", metavar="RUN_ID", help="run ids, or 'latest' for the newest run")
-    ap.add_argument("--format", required=True, choices=RUN_FORMATS)
+    ap.add_argument("--format", required=True, choices=RUN_FORMATS, type=run_format)
     ap.add_argument("--out", required=True, help="a folder (parquet, csv, tensorboard), the report's file (html), or "
                                                  "an MLflow tracking URI or SQLite file (mlflow)")
     ap.add_argument("--force", action="store_true", help="overwrite what --out names when it exists")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Literal
 
 
 import numpy as np
@@ -18,7 +19,8 @@ import numpy as np
 from core.config import TrainConfig
 from core.model.export_check import refuse_unexportable
 
-FORMATS = {"mindir": ("MINDIR", ".mindir"), "onnx": ("ONNX", ".onnx")}
+ModelFormat = Literal["mindir", "onnx"]
+FORMATS: dict[ModelFormat, tuple[str, str]] = {"mindir": ("MINDIR", ".mindir"), "onnx": ("ONNX", ".onnx")}
 MEAN, STD = 0.1307, 0.3081  # core.data.pipeline's (tests/process/test_export.py checks they agree)
 
 
@@ -33,7 +35,7 @@ def metadata(config: TrainConfig) -> dict[str, str]:
             "producer": "MindSpore Training Studio"}
 
 
-def export(checkpoint_path: str | os.PathLike, fmt: str, out_dir: str | os.PathLike) -> Path:
+def export(checkpoint_path: str | os.PathLike, fmt: ModelFormat, out_dir: str | os.PathLike) -> Path:
     """Write <out_dir>/model<ext> from the checkpoint (CheckpointError when it cannot be loaded). The
     caller chooses Graph mode for the process (core.runtime.set_mode) and serialises MindSpore calls."""
     import mindspore as ms  # deferred: the Runs page imports FORMATS when it loads, without MindSpore
@@ -84,7 +86,7 @@ def any_batch_onnx(path: Path, meta: dict[str, str]) -> None:
     onnx.save(model, str(path))
 
 
-def predict_script(fmt: str, file_name: str) -> str:
+def predict_script(fmt: ModelFormat, file_name: str) -> str:
     """A runnable predict.py for a downloaded file: one image of a digit in, the digit out."""
     read = ('session = ort.InferenceSession("{f}")\n'
             'logits = session.run(None, {{session.get_inputs()[0].name: x}})[0]') if fmt == "onnx" else (
