@@ -51,7 +51,7 @@ def main(argv=None) -> int:
     from core.runs.people.permissions import LOCAL
     from core.runs.store import RunStore
     from core.runs.worker.execute import execute
-    from ui.mosaic import mosaic_html, strip_html
+    from core.app.mosaic import mosaic_html, strip_html
 
     store = RunStore(Path(tempfile.mkdtemp(prefix="class-cost-")))
     run_id = store.create_run(TrainConfig(network="mlp", epochs=1, data_dir=args.data_dir), name="model", source="cli")

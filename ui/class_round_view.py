@@ -5,12 +5,15 @@ how the model read each of theirs, before and after (core/runs/people/class_roun
 from __future__ import annotations
 
 import hashlib
+import time
+from collections.abc import Callable
 from dataclasses import replace
 
 import numpy as np
 import streamlit as st
 
 from core.app import model_service
+from core.app.html_report import LessonPart, html_report
 from core.data.idx import DataError
 from core.messages import Explained
 from core.model.checkpoint import CheckpointError
@@ -22,7 +25,7 @@ from core.runs.store import RunStore
 from ui.handwriting_view import finetune_progress, score_table
 from ui.identity import actions, attempt, current_person
 from ui.language import say, status_word, t
-from ui.mosaic import mosaic_html, strip_html
+from core.app.mosaic import mosaic_html, strip_html
 from ui.present import presenting
 from ui.run_picker import choose_next
 from ui.text import literal
@@ -162,7 +165,7 @@ def teacher_round(store: RunStore, run: Run) -> bool:
         return True
     st.fragment(run_every=MOSAIC_POLL_S)(_mosaic)(store)
     _teach(store, lesson)
-    _lesson_end(lesson)
+    _lesson_end(store, lesson)
     return True
 
 
@@ -272,9 +275,15 @@ def _class_before_after(store: RunStore, tuned: Run, tuned_round: Round, drawing
         st.rerun()
 
 
-def _lesson_end(lesson: Lesson) -> None:
-    """Export the drawings (images and digits, no names), or end the lesson: every drawing wiped."""
+def _lesson_end(store: RunStore, lesson: Lesson) -> None:
+    """The lesson file (a replayable HTML record), the drawings (images and digits, no names), or the end of the
+    lesson: every drawing wiped."""
     row = st.container(horizontal=True)
+    report = _lesson_file(store, lesson)
+    if report is not None:  # the rounds' models deleted since: no run to report
+        row.download_button("⬇️ " + t("class.lesson_file"), report, file_name=time.strftime("lesson-%Y-%m-%d.html"),
+                            mime="text/html", key="class_lesson_file", help=t("class.lesson_file_help"),
+                            on_click="ignore")
     row.download_button("⬇️ " + t("class.export"), lesson.export_idx, file_name="class-handwriting.zip",
                         key="class_export", help=t("class.export_help"), on_click="ignore")
     if row.button("🧹 " + t("class.end_lesson"), key="class_end_lesson", help=t("class.end_lesson_help")):
@@ -282,3 +291,21 @@ def _lesson_end(lesson: Lesson) -> None:
         if gone is not None:
             st.toast(t("class.wiped", n=gone))
             st.rerun()
+
+
+def _lesson_file(store: RunStore, lesson: Lesson) -> Callable[[], bytes] | None:
+    """What the lesson file is made of when it is asked for (a report: the rounds' models and the class's
+    fine-tunes, their curves with every live change and their confusion matrices epoch by epoch, the class's
+    drawings without names, and the before and after as this page last scored it)."""
+    rounds = lesson.rounds()
+    made_in_rounds = [*(r.run_id for r in rounds), *(r.finetune_run for r in rounds if r.finetune_run)]
+    run_ids = [run_id for run_id in dict.fromkeys(made_in_rounds) if store.get(run_id) is not None]
+    if not run_ids:
+        return None
+    held = st.session_state.get("_class_scores")
+    split, scores = held[1] if held else ("none", [])
+
+    def report() -> bytes:
+        part = LessonPart(tuple(lesson.drawings(shown_only=True)), split, tuple(scores))
+        return html_report(store, run_ids, lesson=part).encode("utf-8")
+    return report

@@ -20,6 +20,7 @@ from PIL import Image
 
 from core.app import model_service
 from core.app.confusion_timelapse import frames_of, timelapse_figure
+from core.app.mosaic import mosaic_html
 from core.app.run_tables import RunTables, stacked
 from core.app.smoothing import smooth
 from core.config import TrainConfig
@@ -27,10 +28,12 @@ from core.data.folders import load_arrays, validate_mnist_dir
 from core.i18n import catalogue, text
 from core.model.metrics import Report
 from core.networks import unused_fields
+from core.runs.people.class_round import ClassDrawing, counts
+from core.runs.people.finetune import Score
 from core.runs.rows import Run
 from core.runs.store import RunStore
 
-__all__ = ["Evaluation", "html_report", "evaluation_of"]
+__all__ = ["Evaluation", "LessonPart", "html_report", "evaluation_of"]
 
 # The epochs' figures as a person reads them in the legend and the hover ("train_loss" is a column's name)
 FIGURES = {"train_loss": "train loss", "val_loss": "validation loss", "train_acc": "train accuracy",
@@ -60,6 +63,15 @@ class Evaluation:
     images: np.ndarray         # (N, 28, 28) uint8, the split file's images (indexed by report.sample_ids)
 
 
+@dataclass(frozen=True)
+class LessonPart:
+    """A class round in the report (core/runs/people/class_round.py): the class's shown drawings with the
+    readings of the round's model, and the fine-tune's accuracy before and after (none: not taught yet)."""
+    drawings: tuple[ClassDrawing, ...]
+    split: str                      # the evaluation split's name, or "none"
+    scores: tuple[Score, ...] = ()
+
+
 def evaluation_of(store: RunStore, run_id: str, data_dir: str | None) -> Evaluation | None:
     """The run's checkpoint on data_dir's test split (its validation split when the folder has no test split);
     None when the run has no checkpoint the studio can read."""
@@ -78,8 +90,11 @@ def evaluation_of(store: RunStore, run_id: str, data_dir: str | None) -> Evaluat
     return Evaluation(report, split, str(folder.root), images)
 
 
-def html_report(store: RunStore, run_ids: list[str], evaluation: Evaluation | None = None) -> str:
-    """The report's HTML (one file, no network needed to open it)."""
+def html_report(store: RunStore, run_ids: list[str], evaluation: Evaluation | None = None,
+                lesson: LessonPart | None = None) -> str:
+    """The report's HTML (one file, no network needed to open it); with `lesson`, a class round's replayable
+    record: the curves with every live change marked, each run's confusion matrix epoch by epoch, the class's
+    drawings and the before and after."""
     t = stacked(store, run_ids)
     runs = [store.existing(i) for i in run_ids]
     names = {row.run_id: row.name for row in t.runs.itertuples()}
@@ -89,8 +104,10 @@ def html_report(store: RunStore, run_ids: list[str], evaluation: Evaluation | No
              f"<p class='muted'>MindSpore Training Studio · report written {time.strftime('%Y-%m-%d %H:%M %Z')}</p>",
              _tags_and_notes(runs), _results(t, runs), _figure(_curves(t, run_ids, names), "curves"),
              _settings(runs)]
-    if len(run_ids) == 1:
-        parts += [_timelapse(store, run_ids[0])]
+    parts += [_timelapse(store, run_id, names[run_id] if len(run_ids) > 1 else None, f"timelapse-{i}" if i else
+                         "timelapse") for i, run_id in enumerate(run_ids)]
+    if lesson is not None:
+        parts += [_lesson(lesson)]
     if evaluation is not None:
         parts += [_evaluation(evaluation)]
     parts += [_log(store, run_ids[0]) if len(run_ids) == 1 else ""]
@@ -157,6 +174,7 @@ def _curves(t: RunTables, run_ids: list[str], names: dict) -> go.Figure:
                 fig.add_trace(go.Scatter(x=epochs.epoch, y=epochs[column], name=f"{name} · {FIGURES[column]}",
                                          mode="lines+markers", line=dict(color=colour, dash=dash),
                                          legendgroup=run_id), 1, col)
+    _live_changes(fig, t)
     fig.update_xaxes(title_text="step", row=1, col=1)
     fig.update_xaxes(title_text="epoch", dtick=1, row=1, col=2)
     fig.update_xaxes(title_text="epoch", dtick=1, row=1, col=3)
@@ -170,7 +188,20 @@ def _curves(t: RunTables, run_ids: list[str], names: dict) -> go.Figure:
     return fig
 
 
-def _timelapse(store: RunStore, run_id: str) -> str:
+def _live_changes(fig: go.Figure, t: RunTables) -> None:
+    """A dashed line on the step-loss panel at each step where a live setting changed, labelled as the Train
+    page labels it ("lr 0.05 · momentum 0.5")."""
+    by_step: dict[int, list[str]] = {}
+    for change in t.setting_changes.itertuples():
+        by_step.setdefault(int(change.step), []).append(
+            text("en", f"train.marker_{change.setting}", value=f"{change.value:g}"))
+    for step, labels in sorted(by_step.items()):
+        fig.add_vline(x=step, line=dict(color="#d62728", dash="dash", width=1.5), row=1, col=1,
+                      annotation=dict(text=" · ".join(labels), font=dict(color="#d62728")),
+                      annotation_position="top right")
+
+
+def _timelapse(store: RunStore, run_id: str, name: str | None, div_id: str) -> str:
     """The validation split's confusion matrix epoch by epoch, playable offline ("" when fewer than two)."""
     frames = frames_of(store.epochs(run_id))
     if len(frames) < 2:
@@ -179,7 +210,28 @@ def _timelapse(store: RunStore, run_id: str) -> str:
     fig = timelapse_figure(frames, lambda f: en("timelapse.title", epoch=f.epoch, acc=f.accuracy),
                            en("evaluate.true"), en("evaluate.predicted"), en("timelapse.epoch"), en("timelapse.play"),
                            en("timelapse.pause"))
-    return f"<h2>{_e(en('timelapse.header'))}</h2>" + _figure(fig, "timelapse")
+    heading = en("timelapse.header") + (f" · {name}" if name else "")
+    return f"<h2>{_e(heading)}</h2>" + _figure(fig, div_id)
+
+
+def _lesson(lesson: LessonPart) -> str:
+    """The class's drawings by digit, each with the round's reading (no names: the file leaves the studio), and
+    the fine-tune's before and after."""
+    en = functools.partial(text, "en")
+    shown = list(lesson.drawings)
+    out = [f"<h2>The class's drawings ({len(shown)})</h2>"]
+    if shown:
+        out.append(mosaic_html(shown, counts(shown), lambda c: en("class.row", digit=c.digit, n=c.drawings,
+                                                                  right=c.read_right),
+                               lambda d: f"#{d.id} → {d.read_as}", names=False))
+    if lesson.scores:
+        rows = [([en(f"draw.group_{s.group}", n=s.n, split=en(f"runs.split_{lesson.split}")
+                     if lesson.split != "none" else ""), _percent(s.before), _percent(s.after),
+                  "–" if s.after is None else f"{(s.after - s.before) * 100:+.1f} points"], False)
+                for s in lesson.scores]
+        out += ["<h2>Before and after the class's handwriting</h2>",
+                _table(["images", "before", "after", "change"], rows)]
+    return "\n".join(out)
 
 
 def _table(header: list[str], rows: list[tuple[list, bool]]) -> str:

@@ -36,13 +36,15 @@ def _tile(image: np.ndarray, caption: str, right: bool | None, size: int, title:
 
 def mosaic_html(drawings: Sequence[ClassDrawing], counted: Sequence[DigitCount],
                 row_title: Callable[[DigitCount], str], caption: Callable[[ClassDrawing], str],
-                size: int = 56) -> str:
+                size: int = 56, names: bool = True) -> str:
     """One row a digit, newest drawing first: the row's title (its counts) and each drawing with its caption (the
-    newest MAX_TILES of a digit: the projector's page stays small however long the lesson)."""
+    newest MAX_TILES of a digit: the projector's page stays small however long the lesson); a tile names its
+    student on hover unless names=False (a file that leaves the studio)."""
     rows = []
     for count in counted:
         newest = [d for d in reversed(drawings) if d.label == count.digit][:MAX_TILES]
-        tiles = "".join(_tile(d.image, caption(d), d.read_right, size, title=d.student) for d in newest)
+        tiles = "".join(_tile(d.image, caption(d), d.read_right, size, title=d.student if names else "")
+                        for d in newest)
         rows.append(f'<div data-digit="{count.digit}" style="margin:0.2rem 0 0.5rem 0">'
                     f'<div style="font-weight:600">{html.escape(row_title(count))}</div>{tiles}</div>')
     return '<div class="class-mosaic">' + "".join(rows) + "</div>"

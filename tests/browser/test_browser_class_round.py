@@ -3,7 +3,8 @@ opens Draw in presentation mode at 853×480 (a 1280×720 projector at 150 %) and
 touch) on the class link see the ask above their canvas, draw with a finger and send; the projector's mosaic shows
 each drawing with the model's reading as it arrives; the teacher hides one, teaches the model the class's
 handwriting (a fine-tune run), reads before and after, and each phone shows its own drawings before and after;
-End lesson wipes every drawing."""
+the lesson file opens offline with the class's drawings (no names) and the before and after; End lesson wipes
+every drawing."""
 import re
 
 import pytest
@@ -48,16 +49,22 @@ def class_link(teacher, url: str) -> str:
     return link
 
 
-def send_a_seven(phone, points, lesson: Lesson, sent_before: int) -> None:
+SAYS = {"en": {"ask": "✋ Everyone: draw a 7", "send": "📤 Send my 7 to the class", "sent": r"Sent: your 7, read as \d",
+               "mine": r"Your drawings in this lesson: 2", "after": r"^7: read \d, now \d$"},
+        "zh": {"ask": "✋ 请大家写一个 7", "send": "📤 把我的 7 发给全班", "sent": r"已发送：你的 7，识别为 \d",
+               "mine": r"你本节课的手写图：2 张", "after": r"^7：之前 \d，现在 \d$"}}
+
+
+def send_a_seven(phone, points, lesson: Lesson, sent_before: int, says: dict) -> None:
     """Draw a 7 with a finger, send it, and clear the canvas for the next."""
     touch_stroke(phone, points)
     wait_for(lambda: ink(phone) > 200, what="the finger's stroke", timeout=15)
-    send = phone.get_by_role("button", name="📤 Send my 7 to the class")
+    send = phone.get_by_role("button", name=says["send"])
     expect(send).to_be_visible(timeout=60_000)
     assert send.bounding_box()["y"] < phone.locator("canvas.upper-canvas").first.bounding_box()["y"], \
         "on a phone Send is above the canvas, beside the reading"
     send.tap()
-    expect(phone.get_by_text(re.compile(r"Sent: your 7, read as \d")).last).to_be_visible(timeout=30_000)
+    expect(phone.get_by_text(re.compile(says["sent"])).last).to_be_visible(timeout=30_000)
     wait_for(lambda: len(lesson.drawings()) == sent_before + 1, what="the drawing in the store", timeout=15)
     phone.get_by_role("button", name="Reset canvas & history").tap()
     wait_for(lambda: ink(phone) == 0, what="the canvas to clear", timeout=15)
@@ -67,7 +74,7 @@ def mosaic_tiles(page) -> int:
     return page.locator(".class-mosaic img").count()
 
 
-def test_a_class_round_from_the_phones_to_the_projector_taught_and_wiped(classroom):
+def test_a_class_round_from_the_phones_to_the_projector_taught_and_wiped(classroom, tmp_path):
     url, store, browser = classroom
     teacher_ctx = browser.new_context(**ROOM)
     teacher = teacher_ctx.new_page()
@@ -90,22 +97,22 @@ def test_a_class_round_from_the_phones_to_the_projector_taught_and_wiped(classro
 
     # --- two phones on the class link: the ask above the canvas; each sends its 7s ------------------------------
     phones = []
-    for strokes in ([SEVEN], [SEVEN_WIDE, SEVEN_CROSSED]):
+    for strokes, lang in (([SEVEN], "en"), ([SEVEN_WIDE, SEVEN_CROSSED], "zh")):  # the second phone in Chinese
         phone = browser.new_context(**PHONE).new_page()
         phone.goto(link)
         expect(phone.get_by_role("heading", name="🏋️ Train")).to_be_visible(timeout=60_000)
-        phone.goto(url + "/draw")
-        ask = phone.get_by_role("heading", name="✋ Everyone: draw a 7")
+        phone.goto(url + f"/draw?lang={lang}")
+        ask = phone.get_by_role("heading", name=SAYS[lang]["ask"])
         expect(ask).to_be_visible(timeout=60_000)
         assert ask.bounding_box()["y"] < phone.locator("canvas.upper-canvas").first.bounding_box()["y"]
         for points in strokes:
-            send_a_seven(phone, points, lesson, len(lesson.drawings()))
+            send_a_seven(phone, points, lesson, len(lesson.drawings()), SAYS[lang])
         phones.append(phone)
     drawings = lesson.drawings()
     assert len(drawings) == 3 and {d.label for d in drawings} == {7}
     students = {d.student for d in drawings}
     assert len(students) == 2 and all(s.startswith("student-") for s in students), "a display name, no more"
-    expect(phones[1].get_by_text(re.compile(r"Your drawings in this lesson: 2"))).to_be_visible(timeout=30_000)
+    expect(phones[1].get_by_text(re.compile(SAYS["zh"]["mine"]))).to_be_visible(timeout=30_000)
     shot(phones[1], "class_round_phone")
 
     # --- the projector's mosaic: every drawing, with its reading, by digit -------------------------------------
@@ -136,9 +143,24 @@ def test_a_class_round_from_the_phones_to_the_projector_taught_and_wiped(classro
     shot(teacher, "class_round_taught")
 
     # --- each phone: its own drawings, before → after ---------------------------------------------------------
-    for phone in phones:
-        expect(phone.get_by_text(re.compile(r"^7: read \d, now \d$")).first).to_be_visible(timeout=60_000)
+    for phone, lang in zip(phones, ("en", "zh"), strict=True):
+        expect(phone.get_by_text(re.compile(SAYS[lang]["after"])).first).to_be_visible(timeout=60_000)
     shot(phones[0], "class_round_phone_after")
+
+    # --- the lesson file: one HTML file that replays the lesson offline, without names -----------------------
+    with teacher.expect_download() as got:
+        teacher.get_by_role("button", name="⬇️ Lesson file (HTML)").click()
+    lesson_file = tmp_path / got.value.suggested_filename
+    got.value.save_as(lesson_file)
+    assert lesson_file.name.startswith("lesson-") and lesson_file.stat().st_size < 1_000_000
+    offline = browser.new_context(offline=True).new_page()
+    offline.goto(lesson_file.as_uri())
+    expect(offline.get_by_text("The class's drawings (2)")).to_be_visible(timeout=30_000)
+    expect(offline.locator(".class-mosaic img")).to_have_count(2)
+    expect(offline.get_by_text("Before and after the class's handwriting")).to_be_visible()
+    expect(offline.locator("#curves .main-svg").first).to_be_visible(timeout=30_000)  # plotly.js, unpacked offline
+    assert "student-" not in offline.content() and str(store.root) not in offline.content()
+    shot(offline, "class_round_lesson_file")
 
     # --- End lesson: every drawing wiped --------------------------------------------------------------------
     teacher.get_by_role("button", name="🧹 End the lesson").click()

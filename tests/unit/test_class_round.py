@@ -18,7 +18,7 @@ from core.runs.people.permissions import LOCAL, NotAllowed, Person
 from core.runs.store import RunStore
 from core.runs.store.copy import copy_store
 from core.runs.store.database import sqlite_url
-from ui.mosaic import mosaic_html
+from core.app.mosaic import mosaic_html
 
 BOTH_DATABASES = True
 
@@ -175,7 +175,7 @@ def test_the_mosaic_is_a_row_a_digit_with_every_shown_drawing_and_names_escaped(
 
 
 def test_a_digits_row_shows_its_newest_drawings_up_to_the_cap(store):
-    from ui.mosaic import MAX_TILES
+    from core.app.mosaic import MAX_TILES
     lesson = Lesson(store)
     round_ = lesson.open(TEACHER, a_run(store), asked=4)
     for i in range(MAX_TILES + 2):

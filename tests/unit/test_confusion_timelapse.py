@@ -4,11 +4,13 @@ browser alone, and the offline report that carries the frames (and stays under 1
 from __future__ import annotations
 
 import json
+from html import unescape
 
 import numpy as np
 
 from core.app.confusion_timelapse import frames_of, timelapse_figure
 from core.app.html_report import html_report
+from core.data.idx import read_images
 from core.config import TrainConfig
 from core.training.events import EpochMetrics
 from tests.unit.test_html_report import finished_run
@@ -70,3 +72,38 @@ def test_the_report_carries_the_frames_and_stays_small(store):
 def test_a_run_without_recorded_matrices_has_no_time_lapse_in_its_report(store):
     run_id, _ = finished_run(store, TrainConfig(network="mlp"), "older", epochs=3)
     assert "id='timelapse'" not in html_report(store, [run_id])
+
+
+def test_a_lesson_file_replays_the_lesson_without_names_or_paths_under_one_megabyte(store, shared_mnist):
+    """The class round's record: the base run and the class's fine-tune, the live change on the curves, each
+    run's matrix epoch by epoch, the class's drawings by digit without names, and the before and after."""
+    from core.app.html_report import LessonPart
+    from core.runs.people.class_round import Lesson
+    from core.runs.people.finetune import Score
+    from core.runs.people.permissions import LOCAL
+    from core.training.events import SettingEvent
+    base, _ = finished_run(store, TrainConfig(network="mlp"), "the teacher's model", epochs=0)
+    tuned, _ = finished_run(store, TrainConfig(network="mlp"), "the teacher's model + our handwriting", epochs=0)
+    for run_id in (base, tuned):
+        for e in range(1, 6):
+            store.add_epoch(run_id, EpochMetrics(epoch=e, train_loss=1 / e, train_acc=0.8, val_loss=1 / e,
+                                                 val_acc=e / 10, val_confusion=counts(e)))
+    store.add_steps(base, [(i, 1 + i // 100, 2.0 / i, 0.01 * i) for i in range(5, 1000)], step=1000)
+    store.add_setting_change(base, SettingEvent(step=300, setting="learning_rate", value=0.05))
+    lesson = Lesson(store)
+    round_ = lesson.open(LOCAL, store.existing(base), asked=None)
+    images = read_images(shared_mnist / "test" / "t10k-images-idx3-ubyte")[:300]  # handwriting, as drawn
+    for i, image in enumerate(images):  # a lesson of 30 students × 10 drawings
+        lesson.send(round_, f"student-{i % 30:02d}", image, i % 10, i % 9)
+    part = LessonPart(tuple(lesson.drawings(shown_only=True)), "test",
+                      (Score("class_taught", 225, 0.80, 0.95), Score("class_held_out", 75, 0.78, 0.90),
+                       Score("evaluation", 10_000, 0.981, 0.979)))
+    html = html_report(store, [base, tuned], lesson=part)
+    assert "The class's drawings (300)" in html and html.count('class="class-mosaic"') == 1
+    assert html.count("<img ") == 300 and "student-" not in html, "every drawing, no student's name"
+    said = unescape(html)
+    assert "the class's drawings held out (75)" in said and "+12.0 points" in said and "the test split" in said
+    assert '"text":"lr 0.05"' in html, "the live change marked on the curves"
+    assert "id='timelapse'" in html and "id='timelapse-1'" in html, "each run's matrix epoch by epoch"
+    assert str(store.root) not in html
+    assert len(html.encode()) < 1_000_000, len(html.encode())
