@@ -184,3 +184,18 @@ def test_a_digits_row_shows_its_newest_drawings_up_to_the_cap(store):
     html = mosaic_html(shown, counts(shown), lambda c: f"{c.digit}: {c.drawings}", lambda d: f"#{d.id}!")
     assert html.count("<img ") == MAX_TILES and f"4: {MAX_TILES + 2}" in html
     assert f"#{shown[-1].id}!" in html and f"#{shown[0].id}!" not in html, "the newest, not the oldest"
+
+
+def test_the_dispatcher_wipes_a_lesson_twelve_hours_old_though_nobody_opens_it_again(store, monkeypatch):
+    from core.runs.launch.dispatcher import Dispatcher
+    from core.runs.store import class_records
+    lesson = Lesson(store)
+    round_ = lesson.open(TEACHER, a_run(store), asked=1)
+    made_at = class_records.time.time() - KEEP_S - 60
+    with monkeypatch.context() as m:
+        m.setattr(class_records.time, "time", lambda: made_at)
+        lesson.send(round_, STUDENT.ident, digit(1), 1, 1)
+    lesson.send(round_, STUDENT.ident, digit(2), 1, 1)  # made now: kept
+    dispatcher = Dispatcher(store, spawn=lambda *_: None)
+    dispatcher.tick()
+    assert [np.array_equal(d.image, digit(2)) for d in lesson.drawings()] == [True]

@@ -22,6 +22,7 @@ from core.runs.processes import pid_alive
 from core.runs.run_queue import RunQueue
 from core.runs.rows import Run
 from core.runs.store import RunStore
+from core.runs.store.class_records import KEEP_S
 
 if TYPE_CHECKING:
     from core.runs.launch.dask_executor import DaskExecutor
@@ -33,6 +34,7 @@ _LOG = logging.getLogger(__name__)  # no handler configured: Python prints warni
 TICK_S = 0.5    # a freed slot is filled within this (plus a process start)
 LEASE_S = 5.0   # a dispatcher silent this long is taken over
 REPEAT_S = 60.0  # the same failure is said again this often while it lasts
+WIPE_EVERY_S = 60.0  # how often the acting dispatcher wipes a lesson's drawings older than class_records.KEEP_S
 
 
 class Dispatcher:
@@ -43,6 +45,7 @@ class Dispatcher:
         self.queue = queue or RunQueue(store)
         self.spawn = spawn
         self.owner = name or f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"  # the lease's row
+        self._wiped_at = 0.0  # when this dispatcher last wiped old lessons
 
     def holds_lease(self) -> bool:
         """Take or renew the lease; whether this dispatcher may act now."""
@@ -56,6 +59,7 @@ class Dispatcher:
         if not self.holds_lease():
             return []
         self.store.reconcile()  # a dead run's slot frees
+        self._wipe_old_lessons()
         sweep.advance_all(self.store)  # sweeps tell Optuna what ended and queue their next settings
         remote_slots = 0
         if self.executor is not None:
@@ -77,6 +81,13 @@ class Dispatcher:
                     self.spawn(self.store, run.id)
             started.append(run)
         return started
+
+    def _wipe_old_lessons(self) -> None:
+        """A class's drawings go KEEP_S after they were made, even when nobody opens the lesson again."""
+        now = time.time()
+        if now - self._wiped_at >= WIPE_EVERY_S:
+            self.store.wipe_class(before=now - KEEP_S)
+            self._wiped_at = now
 
     def run_forever(self, stop: threading.Event) -> None:
         """Tick until stop is set; then hand the lease back at once."""

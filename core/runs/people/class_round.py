@@ -21,12 +21,12 @@ from core.runs.people.handwriting import idx_zip
 from core.runs.people.permissions import Person
 from core.runs.rows import ClassDrawingRow, ClassRoundRow, Run
 from core.runs.store import RunStore
+from core.runs.store.class_records import KEEP_S
 from core.runs.store.roles import ClassStore
 
 __all__ = ["ClassDrawing", "Round", "Lesson", "Reading", "DigitCount", "counts", "split", "teach", "readings",
            "class_scores", "KEEP_S", "MAX_EACH", "MAX_DRAWINGS", "HELD_OUT_EVERY", "ROUND_NAME_SUFFIX"]
 
-KEEP_S = 12 * 3600       # a lesson's drawings are wiped this long after they were made
 MAX_EACH = 30            # a student's drawings in one round: enough to play, too few to flood the projector
 MAX_DRAWINGS = 3_000     # a lesson's: 30 students × 100
 HELD_OUT_EVERY = 4       # one drawing in four (the 2nd, 6th, 10th … sent) stays out of the fine-tune

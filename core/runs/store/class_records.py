@@ -11,7 +11,9 @@ from core.runs.rows import ClassDrawingRow, ClassRoundRow
 from core.runs.store.database import Database
 from core.runs.store.schema import class_drawings, class_rounds
 
-__all__ = ["ClassRecords"]
+__all__ = ["ClassRecords", "KEEP_S"]
+
+KEEP_S = 12 * 3600  # a lesson's drawings are wiped this long after they were made (the dispatcher sees to it)
 
 
 class ClassRecords:
