@@ -51,7 +51,7 @@ digit: np.ndarray | None
 try:
     digit = to_mnist(canvas.image_data if canvas is not None else None)
 except DrawingError as e:
-    (reading or mid).info(str(e))  # on a phone in the reading's place: the canvas does not move when it comes
+    (reading or mid).info(say(e))  # on a phone in the reading's place: the canvas does not move when it comes
     digit = None
 if digit is not None:
     st.session_state[LAST_DRAWING] = digit  # Runs' export check reads it too

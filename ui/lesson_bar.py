@@ -27,6 +27,9 @@ def lesson_bar(store: RunStore, run: Run, values: dict[str, float]) -> None:
     title = st.container(horizontal=True, vertical_alignment="center", key="lesson_title")
     title.markdown(f"#### {STATUS_ICONS.get(run.status, '')} {literal(run.name)} — {status_word(run.status)}")
     title.space("stretch")
+    if actions().person.may("class_round"):  # the class round lives on Draw, opened in presentation mode
+        title.page_link("app_pages/draw.py", label="🧑‍🏫", query_params={"present": "1"},
+                        help=t("class.from_train"))
     class_link_popover(title, key="class_qr_lesson")
     _to_front(store, run)
     if not run.active:

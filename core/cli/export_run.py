@@ -33,13 +33,14 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description="Export runs of the run store as Parquet, CSV, TensorBoard event files "
                                              "or a self-contained HTML report.")
     ap.add_argument("runs", nargs="+", metavar="RUN_ID", help="run ids, or 'latest' for the newest run")
-    ap.add_argument("--format", required=True, choices=RUN_FORMATS, type=run_format)
+    ap.add_argument("--format", required=True, choices=RUN_FORMATS)  # argparse names the choices when refused
     ap.add_argument("--out", required=True, help="a folder (parquet, csv, tensorboard), the report's file (html), or "
                                                  "an MLflow tracking URI or SQLite file (mlflow)")
     ap.add_argument("--force", action="store_true", help="overwrite what --out names when it exists")
     ap.add_argument("--data-dir", default=None, help="html: evaluate one run's checkpoint on this MNIST folder")
     add_store_arguments(ap)
     args = ap.parse_args(argv)
+    fmt = run_format(args.format)
     store = open_store(args)
     runs = store.list_runs()
     ids, chosen = [], []
@@ -52,19 +53,19 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         ids.append(run_id)
         chosen.append(run)
-    if args.format != "mlflow" and _would_overwrite(args.out, args.format) and not args.force:
+    if fmt != "mlflow" and _would_overwrite(args.out, fmt) and not args.force:
         print(f"error: {args.out} exists and holds files this export would replace: choose another --out, or add "
               "--force to overwrite them", file=sys.stderr)
         return 2
     try:
-        Actions(store, command_line_person(store)).export_records(chosen, args.format)
+        Actions(store, command_line_person(store)).export_records(chosen, fmt)
     except NotAllowed as e:
         print(f"refused: {e}", file=sys.stderr)
         return REFUSED
     try:
         evaluation = (evaluation_of(store, ids[0], args.data_dir)
-                      if args.format == "html" and args.data_dir and len(ids) == 1 else None)
-        written = export_runs(store, ids, args.format, args.out, evaluation)
+                      if fmt == "html" and args.data_dir and len(ids) == 1 else None)
+        written = export_runs(store, ids, fmt, args.out, evaluation)
     except (Explained, OSError, ValueError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

@@ -1,6 +1,7 @@
 """A real browser (Debian's Chromium driven by Playwright) against `streamlit run app.py` on 127.0.0.1:
 train a short run live, reload mid-run, see it from a second browser, evaluate, draw a 7 and read it."""
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -36,7 +37,11 @@ def browser():
 
 
 def nav(page, title: str):
+    """Open a page from the sidebar as a person does: click its link, then wait until that page is shown (a click
+    made at once hit Configure's own Start training while Train loaded, and was lost: seen once in CI)."""
     page.locator('[data-testid="stSidebar"] [data-testid="stPageLink"] a', has_text=title).first.click()
+    expect(page.get_by_role("heading", level=1, name=re.compile(re.escape(title)))).to_be_visible(timeout=60_000)
+    expect(page.locator('[data-testid="stElementContainer"][data-stale="true"]')).to_have_count(0, timeout=60_000)
 
 
 def tick_labels(chart, axis: str) -> list[str]:

@@ -50,9 +50,10 @@ def class_link(teacher, url: str) -> str:
 
 
 SAYS = {"en": {"ask": "✋ Everyone: draw a 7", "send": "📤 Send my 7 to the class", "sent": r"Sent: your 7, read as \d",
-               "mine": r"Your drawings in this lesson: 2", "after": r"^7: read \d, now \d$"},
+               "mine": r"Your drawings in this lesson: 2", "after": r"^7: read \d, now \d$",
+               "empty": "The canvas is empty"},
         "zh": {"ask": "✋ 请大家写一个 7", "send": "📤 把我的 7 发给全班", "sent": r"已发送：你的 7，识别为 \d",
-               "mine": r"你本节课的手写图：2 张", "after": r"^7：之前 \d，现在 \d$"}}
+               "mine": r"你本节课的手写图：2 张", "after": r"^7：之前 \d，现在 \d$", "empty": "画布是空的"}}
 
 
 def send_a_seven(phone, points, lesson: Lesson, sent_before: int, says: dict) -> None:
@@ -68,6 +69,7 @@ def send_a_seven(phone, points, lesson: Lesson, sent_before: int, says: dict) ->
     wait_for(lambda: len(lesson.drawings()) == sent_before + 1, what="the drawing in the store", timeout=15)
     phone.get_by_role("button", name="Reset canvas & history").tap()
     wait_for(lambda: ink(phone) == 0, what="the canvas to clear", timeout=15)
+    expect(phone.get_by_text(says["empty"])).to_be_visible(timeout=30_000)  # in the phone's language
 
 
 def mosaic_tiles(page) -> int:
