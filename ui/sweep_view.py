@@ -56,6 +56,8 @@ def sweep_form(store: RunStore, config: TrainConfig) -> None:
                               key=f"sweep_values_{n}_{sampler}", help=t("sweep.values_help")) for n in names}
     trials = b.number_input(t("sweep.trials"), 0, sweeps.MAX_TRIALS, 0 if sampler == "grid" else 8,
                             key=f"sweep_trials_{sampler}", help=t("sweep.trials_help"))
+    if int(trials) == 0:  # said under the box, not in its help alone
+        b.caption(t("sweep.trials_every" if sampler == "grid" else "sweep.trials_none"))
     seeds = c.number_input(t("sweep.seeds"), 1, sweeps.MAX_SEEDS, 1, key="sweep_seeds", help=t("sweep.seeds_help"))
     prune = d.checkbox(t("sweep.prune"), key="sweep_prune", help=t("sweep.prune_help"))
     name = st.text_input(t("sweep.name"), key="sweep_name", max_chars=60)

@@ -1,7 +1,7 @@
 """The confusion matrix's time-lapse in a real browser (Chromium on 127.0.0.1): a run trained three epochs shows
 on Evaluate the validation split's matrix of its last epoch; ▶ Play walks through the epochs in the browser
 (the title says each epoch's accuracy), the slider goes back to epoch 1, and Train shows the same behind its
-switch."""
+switch, on a screen and on the projector (853×480, presentation mode)."""
 import re
 
 import pytest
@@ -66,3 +66,18 @@ def test_the_confusion_matrix_plays_through_the_epochs_on_evaluate_and_train(lap
     switch.click()
     wait_for(lambda: any(x.startswith("Epoch 3:") for x in titles(page)), what="the time-lapse on Train", timeout=30)
     expect(page.get_by_text("▶ Play")).to_be_visible()
+
+    # on the projector (853×480 CSS px at 150 %, presentation mode): the same switch under the curves, and Play
+    room = browser.new_page(viewport={"width": 853, "height": 480}, device_scale_factor=1.5)
+    room.goto(url + "/train?present=1")
+    switch = room.get_by_text("🎞️ The confusion matrix, epoch by epoch")
+    expect(switch).to_be_attached(timeout=60_000)
+    switch.scroll_into_view_if_needed()
+    switch.click()
+    wait_for(lambda: any(x.startswith("Epoch 3:") for x in titles(room)), what="the time-lapse in the room", timeout=30)
+    play = room.get_by_text("▶ Play")
+    play.scroll_into_view_if_needed()
+    play.click()
+    wait_for(lambda: any(x.startswith("Epoch 1:") for x in titles(room)), what="Play in the room", timeout=20,
+             every=0.05)
+    shot(room, "timelapse_room")

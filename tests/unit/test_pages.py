@@ -28,6 +28,18 @@ def test_configure_widgets_change_the_config_and_the_url(store):
     assert [m.value for m in at.metric if m.label == "Trainable parameters"] == ["669,706"]
 
 
+def test_the_sweep_form_says_what_zero_settings_to_try_means(store):
+    """Said under the box, not only in its help: a grid's 0 tries every combination; a random search's tries none."""
+    at = page("configure")
+    captions = [c.value for c in at.caption]
+    assert "0: every combination of the values." in captions, captions
+    at.selectbox(key="sweep_sampler").select("random").run()
+    at.number_input(key="sweep_trials_random").set_value(0).run()
+    assert "0: nothing to try. A random or TPE search needs 1 or more." in [c.value for c in at.caption]
+    at.number_input(key="sweep_trials_random").set_value(3).run()
+    assert not [c.value for c in at.caption if c.value.startswith("0:")]
+
+
 def test_start_creates_a_run_and_stop_stops_it(store, small_mnist):
     at = page("train")
     at.session_state["config"] = TrainConfig(network="mlp", mode="pynative", epochs=100, batch_size=16,

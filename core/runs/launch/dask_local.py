@@ -22,6 +22,9 @@ import contextlib
 __all__ = ["Cluster", "free_port"]
 
 DASK = Path(sys.executable).with_name("dask")
+# How long the workers may take to start: importing distributed and the studio takes a few seconds alone, and
+# over a minute on two cores while other tests train beside it (CI once had 1 of 2 after 60 s).
+WORKERS_ARRIVE_S = 240.0
 
 
 def free_port() -> int:
@@ -47,8 +50,15 @@ class Cluster:
                 "--nanny-port", str(free_port()), "--dashboard-address", "127.0.0.1:0", "--nthreads", "1",
                 "--resources", "train=1", "--local-directory", str(folder / f"worker{i}")])
         from distributed import Client  # deferred: like every Dask import (core/runs/launch/dask_executor.py)
-        with Client(self.address, timeout=30) as client:
-            client.wait_for_workers(workers, timeout=60)
+        with Client(self.address, timeout=60) as client:
+            try:
+                client.wait_for_workers(workers, timeout=WORKERS_ARRIVE_S)
+            except Exception as e:  # distributed's WorkerStartTimeoutError: say what each worker logged
+                logs = "\n".join(f"--- {p.name}\n{p.read_text(errors='replace')[-1500:]}"
+                                  for p in sorted(self.folder.glob("worker*.log")))
+                self.close()
+                raise RuntimeError(f"the Dask workers did not all arrive within {WORKERS_ARRIVE_S:.0f} s: {e}\n"
+                                   f"{logs}") from e
 
     def _start(self, name: str, argv: list[str]) -> subprocess.Popen:
         with open(self.folder / f"{name}.log", "wb") as log:  # the child keeps its own copy of the file
