@@ -119,6 +119,12 @@ def test_a_sweep_started_with_configures_defaults_completes_and_shows_importance
             page.goto(srv.url + "/configure?network=mlp&hidden=32&epochs=1")
             expect(page.get_by_text("Configuration is valid")).to_be_visible(timeout=60_000)
             page.get_by_text("Sweep: try several settings").click()
+            # as a person presses Start once the page has settled: a click while Configure still ran its script
+            # was lost now and then (CI and here)
+            expect(page.get_by_text("0: every combination of the values.")).to_be_visible(timeout=60_000)
+            expect(page.locator('[data-testid="stElementContainer"][data-stale="true"]')).to_have_count(
+                0, timeout=60_000)
+            expect(page.get_by_test_id("stStatusWidget")).to_have_count(0, timeout=60_000)
             page.get_by_role("button", name="🔍 Start sweep").click()
             expect(page.get_by_role("heading", name="Sweeps")).to_be_visible(timeout=60_000)
             expect(page.get_by_text("6 of 6 settings done (seeds each: 1)")).to_be_visible(timeout=400_000)
