@@ -137,9 +137,12 @@ def test_a_sweep_started_with_configures_defaults_completes_and_shows_importance
             first_trace = "p => (p.data && p.data[0]) || null"  # null until Plotly has drawn the chart
             wait_for(lambda: (parcoords.evaluate(first_trace) or {}).get("type") == "parcoords", what="the parcoords",
                      timeout=30)
-            rate = parcoords.evaluate("p => p.data[0].dimensions[0]")
+            # read once drawn: the page's final draw can replace the chart between two reads (seen in a clean run)
+            drawn = "p => (p.data && p.data[0] && p.data[0].dimensions) ? p.data[0] : null"
+            trace = wait_for(lambda: parcoords.evaluate(drawn), what="the parcoords' axes", timeout=30)
+            rate = trace["dimensions"][0]
             assert rate["label"] == "Learning rate (log)" and rate["ticktext"] == ["0.001", "0.01", "0.1"], rate
-            assert parcoords.evaluate("p => p.data[0].line.colorbar.tickformat") == ".0%"
+            assert trace["line"]["colorbar"]["tickformat"] == ".0%"
             bars = wait_for(lambda: plots.last.evaluate(first_trace), what="the importance bars", timeout=30)
             assert bars["type"] == "bar" and set(bars["y"]) == {"Learning rate", "Batch size"}, bars
             assert page.get_by_text(re.compile(r"#\d")).count() == 0, "settings named by their values"
