@@ -22,7 +22,7 @@ from core.runs.people.class_round import (ClassDrawing, Lesson, Reading, Round, 
                                           split, teach)
 from core.runs.rows import Run
 from core.runs.store import RunStore
-from ui.handwriting_view import finetune_progress, score_table
+from ui.handwriting_view import finetune_progress, score_table, scored_once
 from ui.identity import actions, attempt, current_person
 from ui.language import say, status_word, t
 from core.app.mosaic import mosaic_html, strip_html
@@ -259,17 +259,12 @@ def _class_before_after(store: RunStore, tuned: Run, tuned_round: Round, drawing
         st.warning(t("draw.finetune_ended", name=literal(tuned.name), status=status_word(tuned.status)))
         return
     key = (tuned.id, checkpoint, tuple(d.id for d in drawings))
-    if st.session_state.get("_class_scores", (None,))[0] != key:
-        try:
-            with st.spinner(t("draw.scoring")):
-                st.session_state["_class_scores"] = (key, class_scores(
-                    model_service.predict, made, checkpoint, base.config, drawings, tuned_round.held_out))
-        except (CheckpointError, DataError, Explained) as e:
-            st.error(say(e))
-            return
-    split_name, scores = st.session_state["_class_scores"][1]
+    found = scored_once("_class_scores", key, lambda: class_scores(
+        model_service.predict, made, checkpoint, base.config, drawings, tuned_round.held_out))
+    if found is None:
+        return
     st.markdown(t("class.teach_done", name=literal(tuned.name)))
-    score_table(split_name, scores)
+    score_table(*found)
     if st.button("✏️ " + t("draw.try_tuned", name=literal(tuned.name)), key="class_try_tuned"):
         choose_next("draw_run", tuned.id)  # the next round reads with the model the class taught
         st.rerun()

@@ -25,7 +25,7 @@ from ui.pacing import notice_text
 from ui.run_picker import choose_next
 from ui.text import literal
 
-__all__ = ["keep_drawing", "handwriting", "finetune_progress", "score_table"]
+__all__ = ["keep_drawing", "handwriting", "finetune_progress", "score_table", "scored_once"]
 
 GRID = 10
 
@@ -119,16 +119,24 @@ def _before_after(mine: HandwritingSet, tuned: Run, made: finetune.FineTune) -> 
     """Accuracy before and after, side by side: on the drawings it trained on, on drawings added since, and on
     the evaluation split."""
     key = (tuned.id, tuned.checkpoint, tuple(d.id for d in mine.drawings()))
-    if st.session_state.get("_finetune_scores", (None,))[0] != key:
+    found = scored_once("_finetune_scores", key, lambda: _scores(mine, tuned, made))
+    if found is None:
+        return
+    st.markdown(t("draw.finetune_done", name=literal(tuned.name)))
+    score_table(*found)
+
+
+def scored_once(session_key: str, key: tuple, score) -> tuple[str, list[finetune.Score]] | None:
+    """(split, scores) from score(), computed once per key and kept in the session; None (said) when the models
+    or images cannot be read."""
+    if st.session_state.get(session_key, (None,))[0] != key:
         try:
             with st.spinner(t("draw.scoring")):
-                st.session_state["_finetune_scores"] = (key, _scores(mine, tuned, made))
+                st.session_state[session_key] = (key, score())
         except (CheckpointError, DataError, Explained) as e:
             st.error(say(e))
-            return
-    split, scores = st.session_state["_finetune_scores"][1]
-    st.markdown(t("draw.finetune_done", name=literal(tuned.name)))
-    score_table(split, scores)
+            return None
+    return st.session_state[session_key][1]
 
 
 def score_table(split: str, scores: list[finetune.Score]) -> None:
