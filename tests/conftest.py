@@ -2,6 +2,7 @@
 checkpoint and a store holding it."""
 from __future__ import annotations
 
+import json
 import os
 import tempfile
 from pathlib import Path
@@ -82,12 +83,21 @@ DATABASES = ("sqlite", "postgresql")
 GROUPS = ("unit", "process", "browser", "reliability")  # tests/<group>/, each a marker: pytest -m unit
 
 
+def pytest_configure(config):
+    from tests.support import cpu_report
+    cpu_report.register(config)
+
+
 def pytest_collection_modifyitems(items):
-    """Each test is marked with its folder's group (pytest.ini registers them)."""
+    """Each test is marked with its folder's group (pytest.ini registers them), and the files run longest first
+    (tests/support/file_seconds.json, as last measured; a new file counts as short): on two workers a long file
+    left for the end would keep one worker busy while the other has nothing left to do."""
     for item in items:
         group = Path(str(item.fspath)).parent.name
         if group in GROUPS:
             item.add_marker(getattr(pytest.mark, group))
+    seconds = json.loads((Path(__file__).parent / "support" / "file_seconds.json").read_text())["wall_s"]
+    items[:] = sorted(items, key=lambda item: -seconds.get(item.location[0], 0.0))  # stable: a file's order kept
 
 
 def pytest_generate_tests(metafunc):
@@ -122,10 +132,22 @@ def database(request, monkeypatch):
 
 
 @pytest.fixture
-def store(tmp_path, monkeypatch, database):
-    """An empty run store, also the one the pages (AppTest) and child processes see ($STUDIO_DATA_DIR)."""
+def store(request, tmp_path, monkeypatch, database):
+    """An empty run store, also the one the pages (AppTest) and child processes see ($STUDIO_DATA_DIR). A unit
+    test's SQLite store is in memory (RunStore.in_memory: no file written or synced), unless its module sets
+    STORE_ON_DISK = True or the test is marked store_on_disk (a child process opens its store); the other groups'
+    tests start processes, which open the store's file."""
     monkeypatch.setenv("STUDIO_DATA_DIR", str(tmp_path / "store"))
-    return RunStore(tmp_path / "store", database)
+    on_disk = database is not None or getattr(request.module, "STORE_ON_DISK", False) \
+        or request.node.get_closest_marker("store_on_disk") is not None \
+        or Path(str(request.node.fspath)).parent.name != "unit"
+    if on_disk:
+        yield RunStore(tmp_path / "store", database)
+        return
+    memory = RunStore.in_memory(tmp_path / "store")
+    monkeypatch.setenv("STUDIO_DATABASE_URL", memory.url)
+    yield memory
+    memory.close()
 
 
 @pytest.fixture(scope="module")

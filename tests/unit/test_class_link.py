@@ -62,6 +62,7 @@ def test_the_admit_route_sets_an_httponly_cookie_once_per_ticket_and_stays_on_th
     assert client.get(ADMIT_PATH, params={"ticket": class_token(key)}).status_code == 400, "only a ticket admits"
 
 
+@pytest.mark.store_on_disk  # it starts a worker process, which opens the store
 def test_a_viewer_watches_and_may_start_nothing_and_every_refusal_is_recorded(store):
     teacher = Actions(store, person("Teacher"))
     run_id = teacher.start(TrainConfig(network="mlp", epochs=1))

@@ -16,6 +16,7 @@ from core.config import TrainConfig
 from core.runs.people.actions import Actions, history
 from core.runs.people.permissions import NotAllowed, Person, keep_admins, os_user
 
+STORE_ON_DISK = True  # its command lines are child processes, which open the store
 ME = os_user()
 
 

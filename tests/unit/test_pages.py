@@ -40,6 +40,7 @@ def test_the_sweep_form_says_what_zero_settings_to_try_means(store):
     assert not [c.value for c in at.caption if c.value.startswith("0:")]
 
 
+@pytest.mark.store_on_disk  # it starts a worker process, which opens the store
 def test_start_creates_a_run_and_stop_stops_it(store, small_mnist):
     at = page("train")
     at.session_state["config"] = TrainConfig(network="mlp", mode="pynative", epochs=100, batch_size=16,

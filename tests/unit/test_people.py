@@ -49,6 +49,7 @@ def test_only_the_owner_or_an_admin_may_control_a_run_and_every_attempt_is_recor
     assert allowed[:2] == [("teacher@school.example", "rename"), ("owner@school.example", "pause")]
 
 
+@pytest.mark.store_on_disk  # it starts a worker process, which opens the store
 def test_anyone_may_start_runs_which_they_then_own(store, monkeypatch):
     monkeypatch.setenv("STUDIO_DISPATCH", "0")
     ann = Actions(store, person("Ann", proven=False))
@@ -74,6 +75,7 @@ def test_a_display_name_belongs_to_one_browser_and_never_makes_an_admin(store, m
     assert person("ｔｅａｃｈｅｒ").admin and person("T", "BOSS@X.EXAMPLE").admin, "admins are matched as names are"
 
 
+@pytest.mark.store_on_disk  # its command lines are child processes, which open the store
 def test_the_command_line_is_held_to_the_same_rule(store, monkeypatch):
     run_id = store.create_run(CONFIG, name="someone else's", status="stopped", exclusive=False, submitter="alice")
     p = cli("core.cli.control", "rename", run_id, "--name", "taken", "--store", str(store.root))

@@ -23,6 +23,7 @@ from core.runs.store.migrate import current_revision, head_revision
 from core.training.events import SettingEvent
 
 BOTH_DATABASES = True  # every test here that takes `store` runs on SQLite and on a real PostgreSQL
+STORE_ON_DISK = True  # its SQLite is a file: what these tests are about
 
 LEGACY = PROJECT_ROOT / "tests" / "support" / "fixtures" / "legacy-store"
 LEGACY_RUN = "20261201-141011-fc6099"   # the completed MLP run the fixture's script wrote (make_legacy_store.py)

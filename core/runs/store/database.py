@@ -22,13 +22,14 @@ from collections.abc import Iterator
 from sqlalchemy import Connection, Engine, create_engine, event, text
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import make_url
+from sqlalchemy.pool import QueuePool
 from sqlalchemy.exc import ArgumentError, NoSuchModuleError, OperationalError
 from sqlalchemy.exc import DatabaseError as SQLAlchemyDatabaseError
 
 from core.messages import Explained
 
-__all__ = ["DATABASE_URL_ENV", "Database", "DatabaseError", "database_url_setting", "sqlite_url", "shown_url",
-           "dispose", "WORKER_PATIENCE_S"]
+__all__ = ["DATABASE_URL_ENV", "Database", "DatabaseError", "database_url_setting", "sqlite_url", "memory_url",
+           "shown_url", "dispose", "WORKER_PATIENCE_S"]
 
 DATABASE_URL_ENV = "STUDIO_DATABASE_URL"
 BUSY_TIMEOUT_MS = 30_000
@@ -53,6 +54,17 @@ def sqlite_url(path: Path, read_only: bool = False) -> str:
     return f"sqlite:///file:{path}?mode=ro&immutable=1&uri=true" if read_only else f"sqlite:///{path}"
 
 
+def memory_url(name: str) -> str:
+    """An SQLite database in this process's memory, named so that every connection of the process opens the same
+    one (shared cache): a store for tests that start no child process, as Optuna's InMemoryStorage. It lives until
+    dispose(url)."""
+    return f"sqlite:///file:studio-memory-{name}?mode=memory&cache=shared&uri=true"
+
+
+def _in_memory(url) -> bool:
+    return url.get_backend_name() == "sqlite" and url.query.get("mode") == "memory"
+
+
 def shown_url(url: str) -> str:
     """The URL with its password hidden (for messages and pages)."""
     try:
@@ -62,6 +74,7 @@ def shown_url(url: str) -> str:
 
 
 _engines: dict[str, Engine] = {}  # one engine (and pool) per database in a process, shared by its RunStores
+_keepers: dict[str, Connection] = {}  # an in-memory database's own connection: it lives while one is open
 _optuna_storages: dict[str, object] = {}
 _unreachable: set[str] = set()      # databases this process failed to reach and has not reached since
 _recovered: dict[str, float] = {}   # when this process reached each again after failing to
@@ -69,6 +82,9 @@ _recovered: dict[str, float] = {}   # when this process reached each again after
 
 def dispose(url: str) -> None:
     """Close the pooled connections to url (a test's database, before it is dropped)."""
+    keeper = _keepers.pop(url, None)
+    if keeper is not None:
+        keeper.close()
     engine = _engines.pop(url, None)
     if engine is not None:
         engine.dispose()
@@ -93,6 +109,8 @@ class Database:
         self.lock_dir = lock_dir  # SQLite: held() takes a file lock here (one host, as SQLite itself)
         if url not in _engines:
             _engines[url] = self._engine(url)
+            if _in_memory(_engines[url].url):
+                _keepers[url] = _engines[url].connect()
         self.engine = _engines[url]
         self.dialect = self.engine.dialect.name  # "sqlite" | "postgresql"
         if self.dialect not in ("sqlite", "postgresql"):
@@ -111,7 +129,7 @@ class Database:
             raise DatabaseError("database_url_invalid", url=shown_url(url), env=DATABASE_URL_ENV) from None
         try:
             if parsed.get_backend_name() == "sqlite":
-                engine = create_engine(parsed, pool_size=4, max_overflow=16,
+                engine = create_engine(parsed, poolclass=QueuePool, pool_size=4, max_overflow=16,
                                        connect_args={"timeout": BUSY_TIMEOUT_MS / 1000, "isolation_level": None,
                                                      "check_same_thread": False})
                 _sqlite_transactions(engine, read_only=parsed.query.get("mode") == "ro")
@@ -129,7 +147,22 @@ class Database:
             self._identity = (st.st_dev, st.st_ino)
 
     @property
+    def in_memory(self) -> bool:
+        """An SQLite database in this process's memory (memory_url): no other process can open it."""
+        return _in_memory(self.engine.url)
+
+    def copy_from(self, other: Database) -> None:
+        """Make this in-memory database a copy of other, whole (SQLite's backup)."""
+        if not (self.in_memory and other.in_memory):
+            raise RuntimeError("copy_from copies one in-memory database into another")
+        source, target = (_keepers[db.url].connection.dbapi_connection for db in (other, self))
+        assert isinstance(source, sqlite3.Connection) and isinstance(target, sqlite3.Connection)
+        source.backup(target)
+
+    @property
     def file(self) -> Path | None:
+        if self.in_memory:
+            return None
         name = self.engine.url.database
         if name and name.startswith("file:"):  # a URI filename (a read-only store)
             name = name[len("file:"):]
@@ -292,10 +325,14 @@ def _sqlite_transactions(engine: Engine, read_only: bool = False) -> None:
     transactions that SQLAlchemy begins (pysqlite's own begin is turned off), IMMEDIATE for writes so that a
     check and the write it allows hold the write lock together."""
 
+    in_memory = _in_memory(engine.url)
+
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_conn, _record):
         dbapi_conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
-        if not read_only:  # an immutable file keeps its journal mode
+        if in_memory:  # shared cache: a read would otherwise wait on another connection's open write
+            dbapi_conn.execute("PRAGMA read_uncommitted=1")
+        if not read_only and not in_memory:  # an immutable file keeps its journal mode; memory has no file
             _use_wal(dbapi_conn)
         dbapi_conn.execute("PRAGMA foreign_keys=OFF")
 

@@ -28,8 +28,8 @@ from core.runs.store.migrate import upgrade as migrate_to_head
 from core.runs.store.artifacts import Artifacts
 from core.runs.store.class_records import ClassRecords
 from core.runs.store.convert import to_run
-from core.runs.store.database import (DATABASE_URL_ENV, WORKER_PATIENCE_S, Database, database_url_setting, shown_url,
-                                     sqlite_url)
+from core.runs.store.database import (DATABASE_URL_ENV, WORKER_PATIENCE_S, Database, database_url_setting,
+                                     dispose, memory_url, shown_url, sqlite_url)
 from core.runs.store.live_requests import LiveRequests
 from core.runs.store.metric_records import MetricRecords
 from core.runs.store.queue_records import QueueRecords
@@ -106,6 +106,16 @@ class RunStore(MetricRecords, LiveRequests, QueueRecords, TeamRecords, ClassReco
         migrate_to_head(self.db, explicit=upgrade_schema)
         self.db.remember_file()
 
+    @classmethod
+    def in_memory(cls, root: str | os.PathLike) -> RunStore:
+        """A store whose database lives in this process's memory (files still under root): the fast store of
+        tests that start no training process, as Optuna's InMemoryStorage. It lasts until close()."""
+        return cls(root, memory_url(new_run_id()))
+
+    def close(self) -> None:
+        """Let go of the database's pooled connections (an in-memory database: the database itself)."""
+        dispose(self.url)
+
     @property
     def shares_database(self) -> bool:
         """Whether every host opens this store's database (a server), not only this host (a SQLite file)."""
@@ -130,12 +140,18 @@ class RunStore(MetricRecords, LiveRequests, QueueRecords, TeamRecords, ClassReco
         """The arguments a child process (core.cli.worker, core.cli.warm_worker, a rank) opens this same store with,
         with command_env() in its environment. No database URL here: a command line is readable by every local
         user (/proc/PID/cmdline), and a team database's URL carries its password."""
+        self._no_child_of_memory()
         return ["--store", str(self.root)]
 
     def command_env(self) -> dict[str, str]:
         """What a child's environment (readable by its own user only) adds to command_args: this store's database,
         always, whatever the parent's environment says."""
+        self._no_child_of_memory()
         return {DATABASE_URL_ENV: self.url}
+
+    def _no_child_of_memory(self) -> None:
+        if self.db.in_memory:
+            raise RuntimeError(f"a child process cannot open the in-memory store {self.url}: use a store on disk")
 
     def ride_out_outages(self, seconds: float = WORKER_PATIENCE_S) -> None:
         """Wait up to `seconds` for the database whenever it cannot be reached (a training process: a database
