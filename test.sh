@@ -15,11 +15,11 @@ fi
 if [ "$#" -gt 0 ]; then
   exec python -m pytest -q "$@"
 fi
-# The whole suite in two phases (docs/testing.md). First the unit and process groups on two workers
-# (pytest-xdist, a module per worker at a time, so a module's fixtures are made once): one worker's training
-# fills the other's waits. Then the browser and reliability groups one at a time: they time what a person or a
-# fault would see, and a second worker's training beside them would slow what they time.
+# The whole suite in two phases (docs/testing.md), each on two workers (pytest-xdist, a module per worker at a
+# time, so a module's fixtures are made once; the longest files first): one worker's training fills the other's
+# waits. First the unit and process groups, then the browser and reliability groups, whose servers and
+# browsers then share the machine with one other such test at a time, never with the process group's training.
 status=0
 python -m pytest -q -n 2 --dist loadfile tests/unit tests/process || status=$?
-python -m pytest -q tests/browser tests/reliability || status=$?
+python -m pytest -q -n 2 --dist loadfile tests/browser tests/reliability || status=$?
 exit "$status"

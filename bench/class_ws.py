@@ -199,6 +199,34 @@ async def window(base: str, phone_headers: list[dict], seconds: float, send_ever
     return clients, projector
 
 
+def _window_row(wall: float, cpu: float, clients_cpu: float, drawings: int, samples: int, phones: list,
+                projector) -> dict:
+    return {"seconds": round(wall, 1), "server_cpu_s": round(cpu, 2), "clients_cpu_s": round(clients_cpu, 2),
+            "drawings": drawings, "samples_per_s": round(samples / wall, 1),
+            "sends_pressed": sum(c.sends for c in phones), "sent_toasts": sum(c.sent_toasts for c in phones),
+            "runs_cut_short": sum(c.runs_cut_short for c in [*phones, projector]),
+            "page_runs": sum(c.scripts_finished for c in phones) + projector.scripts_finished,
+            "exceptions": sorted({e for c in [*phones, projector] for e in c.exceptions})[:5],
+            "errors": sorted({e for c in [*phones, projector] for e in c.errors})[:5]}
+
+
+def _report(rows: dict, args, argv) -> None:
+    """The per-phone and per-drawing costs, printed and recorded in bench/results/class_ws.json."""
+    from bench.record import save, stamp
+    watching, drawing = rows["phones watching"], rows["phones drawing"]
+    per_drawing = ((drawing["server_cpu_s"] / drawing["seconds"] - watching["server_cpu_s"] / watching["seconds"])
+                   * drawing["seconds"] / max(drawing["drawings"], 1) * 1000)
+    per_phone = watching["server_cpu_s"] / watching["seconds"] / args.phones * 1000
+    cores = drawing["server_cpu_s"] / drawing["seconds"]
+    print(f"{args.phones} phones: watching {per_phone:.1f} CPU-ms per phone per second; each drawing sent "
+          f"{per_drawing:.0f} CPU-ms more; drawing every {args.send_every:g} s the server used {cores:.2f} of a core")
+    save("class_ws", {"command": " ".join(["python -m bench.class_ws", *(argv if argv is not None else sys.argv[1:])]),
+                      **stamp("streamlit", "websockets"), "phones": args.phones, "send_every_s": args.send_every,
+                      "run": "an MLP run with the defaults trains (started through the queue; the round reads with another MLP)",
+                      "rows": rows, "cpu_ms_per_phone_second_watching": round(per_phone, 2),
+                      "cpu_ms_per_drawing": round(per_drawing, 1), "cores_while_drawing": round(cores, 3)})
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--data-dir", default=str(ROOT.parent / "shared" / "data" / "mnist"))
@@ -206,7 +234,6 @@ def main(argv=None) -> int:
     ap.add_argument("--seconds", type=float, default=40)
     ap.add_argument("--send-every", type=float, default=5.0)
     args = ap.parse_args(argv)
-    from bench.record import save, stamp
     from core.app.passes import MEMBER, PASS_COOKIE, VIEWER, cookie_value, signing_key
     from core.config import TrainConfig
     from core.runs.people.class_round import Lesson
@@ -249,29 +276,11 @@ def main(argv=None) -> int:
                 phones, projector = asyncio.run(window(server.url, phones_headers, args.seconds, send_every, teacher))
             cpu, wall, clients_cpu = server_cpu(pid) - cpu0, time.monotonic() - t0, time.process_time() - clients0
             drawings = len(Lesson(store).drawings()) - before_drawings
-            rows[name] = {"seconds": round(wall, 1), "server_cpu_s": round(cpu, 2),
-                          "clients_cpu_s": round(clients_cpu, 2), "drawings": drawings,
-                          "samples_per_s": round((store.existing(training).step - steps0) * 64 / wall, 1),
-                          "sends_pressed": sum(c.sends for c in phones),
-                          "sent_toasts": sum(c.sent_toasts for c in phones),
-                          "runs_cut_short": sum(c.runs_cut_short for c in [*phones, projector]),
-                          "page_runs": sum(c.scripts_finished for c in phones) + projector.scripts_finished,
-                          "exceptions": sorted({e for c in [*phones, projector] for e in c.exceptions})[:5],
-                          "errors": sorted({e for c in [*phones, projector] for e in c.errors})[:5]}
+            rows[name] = _window_row(wall, cpu, clients_cpu, drawings, (store.existing(training).step - steps0) * 64,
+                                     phones, projector)
             print(name, json.dumps(rows[name]))
         store.request(training, "stop")
-        watching, drawing = rows["phones watching"], rows["phones drawing"]
-        per_drawing = ((drawing["server_cpu_s"] / drawing["seconds"] - watching["server_cpu_s"] / watching["seconds"])
-                       * drawing["seconds"] / max(drawing["drawings"], 1) * 1000)
-        per_phone = watching["server_cpu_s"] / watching["seconds"] / args.phones * 1000
-        cores = drawing["server_cpu_s"] / drawing["seconds"]
-        print(f"{args.phones} phones: watching {per_phone:.1f} CPU-ms per phone per second; each drawing sent "
-              f"{per_drawing:.0f} CPU-ms more; drawing every {args.send_every:g} s the server used {cores:.2f} of a core")
-        save("class_ws", {"command": " ".join(["python -m bench.class_ws", *(argv if argv is not None else sys.argv[1:])]),
-                          **stamp("streamlit", "websockets"), "phones": args.phones, "send_every_s": args.send_every,
-                          "run": "an MLP run with the defaults trains (started through the queue; the round reads with another MLP)",
-                          "rows": rows, "cpu_ms_per_phone_second_watching": round(per_phone, 2),
-                          "cpu_ms_per_drawing": round(per_drawing, 1), "cores_while_drawing": round(cores, 3)})
+        _report(rows, args, argv)
     finally:
         server.stop()
     return 0

@@ -9,7 +9,7 @@ import pytest
 from core import PROJECT_ROOT
 from tests.support.canvas import SEVEN, ink, stroke
 from tests.support.server import CHROMIUM, CHROMIUM_ARGS, require_chromium, start_server
-from tests.support.helpers import let_pass, wait_for
+from tests.support.helpers import let_pass, wait_for, scroll_to
 
 # Screenshots go to an ignored folder, so that the tests leave the work tree as they found it;
 # scripts/refresh_screenshots.sh points this at docs/screenshots to refresh the docs' pictures.
@@ -136,7 +136,7 @@ def test_train_live_reload_second_browser_evaluate_and_draw(server, browser):
 
     # Clear, then draw at once (no drawing may be lost): the canvas clears itself in the browser, so the stroke
     # that follows cannot be wiped by a rerun that replaces the canvas.
-    canvas.scroll_into_view_if_needed()
+    scroll_to(canvas)
     drawn_on = canvas.element_handle()
     page.get_by_role("button", name="Reset canvas & history").click()
     stroke(page, SEVEN)
@@ -166,7 +166,7 @@ def test_train_live_reload_second_browser_evaluate_and_draw(server, browser):
     expect(page.locator("text.slider-label", has_text="epoch").first).to_have_text("epoch 0")
     page.locator(".updatemenu-button", has_text="Play").first.click()
     expect(page.locator("text.slider-label", has_text="epoch").first).to_have_text("epoch 3", timeout=15_000)
-    page.locator(".js-plotly-plot").nth(1).scroll_into_view_if_needed()
+    scroll_to(page.locator(".js-plotly-plot").nth(1))
     page.screenshot(path=str(SHOTS / "9-weights-over-time.png"))
 
     # Two data-parallel workers (msrun), configured by link, watched live, each worker's state listed.
@@ -178,7 +178,7 @@ def test_train_live_reload_second_browser_evaluate_and_draw(server, browser):
     expect(page.locator("text=/Finished \\d+ epochs?/").first).to_be_visible(timeout=180_000)
     table = page.locator('[data-testid="stDataFrame"]').first
     expect(table).to_be_visible(timeout=30_000)
-    table.scroll_into_view_if_needed()
+    scroll_to(table)
     page.screenshot(path=str(SHOTS / "10-two-workers.png"))
 
     # The sidebar's language switch: the whole UI in Simplified Chinese, remembered in the URL across pages

@@ -9,6 +9,7 @@ import pytest
 from core.app import model_service
 from core.runs.people.handwriting import HandwritingSet
 from core.runs.store import RunStore
+from tests.support.helpers import scroll_to
 from tests.support.canvas import SEVEN, settled_box, touch_stroke
 from tests.support.server import require_chromium, served_browser
 from tests.browser.test_browser import SHOTS, shot
@@ -77,7 +78,7 @@ def test_a_digit_drawn_with_a_finger_on_a_390_px_screen_is_read_without_scrollin
     assert box["x"] >= 0 and box["x"] + box["width"] <= 390, box
     touch_stroke(page, SEVEN)
     expect(page.get_by_text("Prediction:")).to_be_visible(timeout=60_000)
-    page.get_by_text("Prediction:").scroll_into_view_if_needed()
+    scroll_to(page.get_by_text("Prediction:"))
     expect(page.locator('[data-testid="stPlotlyChart"]').first).to_be_visible(timeout=30_000)
     wide = page.evaluate("() => document.documentElement.scrollWidth")
     assert wide <= 390, f"the page is {wide} px wide on a 390 px screen: it scrolls sideways"
@@ -143,5 +144,5 @@ def test_two_wrong_readings_corrected_into_my_handwriting_then_fine_tuned_with_b
     assert "before" in text and "after" in text and "points" in text, text
     (tuned,) = [r for r in store.list_runs() if r.source == "finetune"]
     assert tuned.status == "completed" and tuned.config.init_checkpoint
-    table.scroll_into_view_if_needed()
+    scroll_to(table)
     shot(page, "learner-5-fine-tuned")

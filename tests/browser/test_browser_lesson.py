@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from tests.support.helpers import let_pass, wait_for
+from tests.support.helpers import let_pass, wait_for, scroll_to
 from tests.support.server import require_chromium, served_browser
 from tests.browser.test_browser import SHOTS, shot
 
@@ -39,7 +39,7 @@ def wait_status(page, word: str, timeout=60_000):
 def top_shot(page, name: str) -> None:
     """What the room sees first: the page scrolled to its top, in large type."""
     wait_for(lambda: page.evaluate("getComputedStyle(document.documentElement).fontSize") == "21px", what="large type", timeout=15)
-    page.locator("[data-testid=\"stMain\"] :is(h1, h2, h3, h4)").first.scroll_into_view_if_needed()
+    scroll_to(page.locator("[data-testid=\"stMain\"] :is(h1, h2, h3, h4)").first)
     page.wait_for_timeout(300)
     shot(page, name)
 

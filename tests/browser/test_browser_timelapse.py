@@ -9,7 +9,7 @@ import pytest
 from core.config import TrainConfig
 from core.runs.store import RunStore
 from core.runs.worker.execute import execute
-from tests.support.helpers import wait_for
+from tests.support.helpers import wait_for, scroll_to
 from tests.support.server import require_chromium, served_browser
 from tests.browser.test_browser import SHOTS, shot
 
@@ -72,11 +72,11 @@ def test_the_confusion_matrix_plays_through_the_epochs_on_evaluate_and_train(lap
     room.goto(url + "/train?present=1")
     switch = room.get_by_text("🎞️ The confusion matrix, epoch by epoch")
     expect(switch).to_be_attached(timeout=60_000)
-    switch.scroll_into_view_if_needed()
+    scroll_to(switch)
     switch.click()
     wait_for(lambda: any(x.startswith("Epoch 3:") for x in titles(room)), what="the time-lapse in the room", timeout=30)
     play = room.get_by_text("▶ Play")
-    play.scroll_into_view_if_needed()
+    scroll_to(play)
     play.click()
     wait_for(lambda: any(x.startswith("Epoch 1:") for x in titles(room)), what="Play in the room", timeout=20,
              every=0.05)

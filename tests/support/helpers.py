@@ -6,6 +6,8 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 
+from playwright.sync_api import Error as PlaywrightError
+
 from core import PROJECT_ROOT
 
 
@@ -24,6 +26,19 @@ def wait_for(predicate, timeout=60.0, what="condition", every=0.1):
             return value
         time.sleep(every)
     raise AssertionError(f"timed out waiting for {what}")
+
+
+def scroll_to(locator, timeout_s: float = 30.0) -> None:
+    """Scroll the element into view, again if a live view redrew it meanwhile (Playwright then says "not
+    attached to the DOM"): the locator finds the new one. Any other error, or none attached in time, is raised."""
+    end = time.monotonic() + timeout_s
+    while True:
+        try:
+            locator.scroll_into_view_if_needed(timeout=timeout_s * 1000)
+            return
+        except PlaywrightError as e:
+            if "not attached" not in str(e) or time.monotonic() > end:
+                raise
 
 
 def steady(read, quiet_s: float, timeout=60.0, what="a steady value"):
