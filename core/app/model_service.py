@@ -19,7 +19,8 @@ import numpy as np
 
 from core.data.folders import validate_mnist_dir
 from core.messages import Message
-from core.model.export import ModelFormat, export as _export
+from core.formats import ModelFormat
+from core.model.export import export as _export
 from core.model.export_check import agreement, predict_exported
 from core.runs.store import RunStore
 from core.runtime import set_mode

@@ -7,19 +7,17 @@ import io
 import os
 import zipfile
 from pathlib import Path
-from typing import Literal, get_args
 
 from core.app.html_report import Evaluation, html_report
 from core.app.mlflow_runs import write_mlflow
 from core.app.run_tables import stacked
 from core.app.table_files import write_tables
 from core.app.tensorboard_events import write_tensorboard
+from core.formats import RUN_FORMATS, RunFormat
 from core.runs.store import RunStore
 
 __all__ = ["RunFormat", "RUN_FORMATS", "run_format", "export_runs", "zipped"]
 
-RunFormat = Literal["parquet", "csv", "tensorboard", "html", "mlflow"]  # the tables' formats first (TableFormat)
-RUN_FORMATS: tuple[RunFormat, ...] = get_args(RunFormat)
 
 
 def run_format(value: str) -> RunFormat:

@@ -4,8 +4,6 @@ A CSV's text cells that a spreadsheet would read as a formula (=, +, -, @, a tab
 run named `=HYPERLINK(…)`) are written with a leading apostrophe, as OWASP's CSV-injection guidance says."""
 from __future__ import annotations
 
-from typing import Literal, get_args
-
 import json
 import os
 from pathlib import Path
@@ -13,11 +11,10 @@ from pathlib import Path
 import pandas as pd
 
 from core.app.run_tables import RunTables
+from core.formats import TABLE_FORMATS, TableFormat
 
 __all__ = ["TableFormat", "TABLE_FORMATS", "write_tables", "formula_safe"]
 
-TableFormat = Literal["parquet", "csv"]
-TABLE_FORMATS: tuple[TableFormat, ...] = get_args(TableFormat)
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
 

@@ -11,15 +11,14 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Literal
 
 
 import numpy as np
 
 from core.config import TrainConfig
+from core.formats import ModelFormat
 from core.model.export_check import refuse_unexportable
 
-ModelFormat = Literal["mindir", "onnx"]
 FORMATS: dict[ModelFormat, tuple[str, str]] = {"mindir": ("MINDIR", ".mindir"), "onnx": ("ONNX", ".onnx")}
 MEAN, STD = 0.1307, 0.3081  # core.data.pipeline's (tests/process/test_export.py checks they agree)
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import time
 
 from core.config import TrainConfig
+from core.formats import ModelFormat, RunFormat
 from core.messages import Message
 from core.runs.launch import launcher
 from core.runs.people.annotations import checked_notes, parse_tags
@@ -99,13 +100,13 @@ class Actions:
         self._allow("cancel", run)
         return RunQueue(self.store).cancel(run.id)
 
-    def export(self, run: Run, fmt: str) -> bool:
+    def export(self, run: Run, fmt: ModelFormat) -> bool:
         """May this person export the run's model (MindIR, ONNX: files written into the store, CPU spent)? Its
         owner or an admin; recorded either way. Everyone may download its checkpoint."""
         self._allow("export", run, detail=fmt)
         return True
 
-    def export_records(self, runs: list[Run], fmt: str) -> bool:
+    def export_records(self, runs: list[Run], fmt: RunFormat) -> bool:
         """May this person take these runs' records out (tables, event files, a report)? Each run's owner or an
         admin, as for a model; recorded either way, one line a run."""
         for run in runs:
