@@ -5,12 +5,15 @@ and its slowest files.
     .venv/bin/python -m bench.test_groups                 # the whole suite, one group at a time (~40 min here)
     .venv/bin/python -m bench.test_groups --groups unit   # one group
     .venv/bin/python -m bench.test_groups --junit REPORT.xml --wall SECONDS   # a whole-suite run's report, by group
+    STUDIO_CPU_REPORT=/tmp/cpu bash .ci/run; .venv/bin/python -m bench.test_groups --cpu-report /tmp/cpu --wall S
+        # by group, with the CPU each group's files cost (tests/support/cpu_report.py)
 
 Results: bench/results/test_groups.json (a benchmark, not a test: nothing here passes or fails on a time).
 """
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import subprocess
 import sys
@@ -60,19 +63,43 @@ def from_report(junit: Path) -> list[dict]:
     return [{**r, "test_s": round(r["test_s"], 1)} for r in rows.values()]
 
 
+def from_cpu_reports(prefix: str) -> list[dict]:
+    """The groups' figures from the per-file reports of tests/support/cpu_report.py ($STUDIO_CPU_REPORT=prefix):
+    each group's files' wall time summed as they ran side by side, and their CPU (worker and finished children)."""
+    rows: dict[str, dict] = {g: {"group": g, "test_s": 0.0, "cpu_s": 0.0, "tests": 0, "failures": 0} for g in GROUPS}
+    found = sorted(Path(prefix).parent.glob(Path(prefix).name + ".*"))
+    assert found, f"no reports {prefix}.* (run the suite with STUDIO_CPU_REPORT={prefix})"
+    for report in found:
+        for file, figures in json.loads(report.read_text()).items():
+            row = rows.get(Path(file).parent.name)
+            if row is not None:
+                row["test_s"] += figures["wall_s"]
+                row["cpu_s"] += figures["cpu_s"]
+                row["tests"] += int(figures["tests"])
+                row["failures"] += int(figures.get("failed", 0))
+    return [{**r, "test_s": round(r["test_s"], 1), "cpu_s": round(r["cpu_s"], 1)} for r in rows.values()]
+
+
+def _summarised(rows: list[dict], command: str, wall: float | None) -> None:
+    for r in rows:
+        print(f"{r['group']}: {r['tests']} tests, {r['test_s']:.0f} s of test time, {r['failures']} failed")
+    save("test_groups", {"command": command, **stamp("pytest"), "rows": rows, "wall_s": wall})
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--groups", nargs="+", choices=GROUPS, default=list(GROUPS))
     ap.add_argument("--junit", type=Path, help="summarise this whole-suite JUnit report instead of running")
-    ap.add_argument("--wall", type=float, help="with --junit: the whole run's wall time in seconds")
+    ap.add_argument("--cpu-report", help="summarise the per-file reports $STUDIO_CPU_REPORT.* of a whole-suite run")
+    ap.add_argument("--wall", type=float, help="with --junit or --cpu-report: the whole run's wall time in seconds")
     args = ap.parse_args()
     if args.junit:
-        rows = from_report(args.junit)
-        for r in rows:
-            print(f"{r['group']}: {r['tests']} tests, {r['test_s']:.0f} s of test time, {r['failures']} failed")
-        save("test_groups", {"command": "PYTEST_ADDOPTS=--junitxml=REPORT bash .ci/run (clean clone), then "
-                                        "python -m bench.test_groups --junit REPORT --wall S", **stamp("pytest"),
-                             "rows": rows, "wall_s": args.wall})
+        _summarised(from_report(args.junit), "PYTEST_ADDOPTS=--junitxml=REPORT bash .ci/run (clean clone), then "
+                                              "python -m bench.test_groups --junit REPORT --wall S", args.wall)
+        return
+    if args.cpu_report:
+        _summarised(from_cpu_reports(args.cpu_report), "STUDIO_CPU_REPORT=PREFIX bash .ci/run (clean clone), then "
+                                                       "python -m bench.test_groups --cpu-report PREFIX --wall S", args.wall)
         return
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
