@@ -42,6 +42,7 @@ from core.data.idx import read_images, read_labels, write_idx  # noqa: E402
 from core.model import checkpoint  # noqa: E402
 from core.runs.store import RunStore  # noqa: E402
 from core.training.loop import train  # noqa: E402
+from tests.support import cpu_report  # noqa: E402
 
 SHARED = Path(os.environ.get("STUDIO_SHARED_DATA", PROJECT_ROOT.parent / "shared" / "data"))
 
@@ -84,7 +85,6 @@ GROUPS = ("unit", "process", "browser", "reliability")  # tests/<group>/, each a
 
 
 def pytest_configure(config):
-    from tests.support import cpu_report
     cpu_report.register(config)
 
 
@@ -140,7 +140,7 @@ def store(request, tmp_path, monkeypatch, database):
     monkeypatch.setenv("STUDIO_DATA_DIR", str(tmp_path / "store"))
     on_disk = database is not None or getattr(request.module, "STORE_ON_DISK", False) \
         or request.node.get_closest_marker("store_on_disk") is not None \
-        or Path(str(request.node.fspath)).parent.name != "unit"
+        or request.node.get_closest_marker("unit") is None  # the group's marker, set at collection
     if on_disk:
         yield RunStore(tmp_path / "store", database)
         return
