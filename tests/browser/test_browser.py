@@ -1,7 +1,6 @@
 """A real browser (Debian's Chromium driven by Playwright) against `streamlit run app.py` on 127.0.0.1:
 train a short run live, reload mid-run, see it from a second browser, evaluate, draw a 7 and read it."""
 import os
-import re
 from pathlib import Path
 
 import pytest
@@ -9,7 +8,7 @@ import pytest
 from core import PROJECT_ROOT
 from tests.support.canvas import SEVEN, ink, stroke
 from tests.support.server import CHROMIUM, CHROMIUM_ARGS, require_chromium, start_server
-from tests.support.helpers import let_pass, wait_for, scroll_to
+from tests.support.helpers import let_pass, nav, scroll_to, wait_for
 
 # Screenshots go to an ignored folder, so that the tests leave the work tree as they found it;
 # scripts/refresh_screenshots.sh points this at docs/screenshots to refresh the docs' pictures.
@@ -34,14 +33,6 @@ def browser():
         b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         yield b
         b.close()
-
-
-def nav(page, title: str):
-    """Open a page from the sidebar as a person does: click its link, then wait until that page is shown (a click
-    made at once hit Configure's own Start training while Train loaded, and was lost: seen once in CI)."""
-    page.locator('[data-testid="stSidebar"] [data-testid="stPageLink"] a', has_text=title).first.click()
-    expect(page.get_by_role("heading", level=1, name=re.compile(re.escape(title)))).to_be_visible(timeout=60_000)
-    expect(page.locator('[data-testid="stElementContainer"][data-stale="true"]')).to_have_count(0, timeout=60_000)
 
 
 def tick_labels(chart, axis: str) -> list[str]:

@@ -12,7 +12,7 @@ import pytest
 from core.app import model_service
 from core.runs.store import RunStore
 from tests.support.canvas import SEVEN, ink, stroke
-from tests.support.helpers import let_pass, wait_for
+from tests.support.helpers import let_pass, nav, wait_for
 from tests.support.mirror import Server
 from tests.support.server import CHROMIUM, CHROMIUM_ARGS, require_chromium, start_server
 
@@ -51,10 +51,6 @@ def open_page(browser, url: str):
     page = context.new_page()
     page.goto(url)
     return page
-
-
-def nav(page, title: str):
-    page.locator('[data-testid="stSidebar"] [data-testid="stPageLink"] a', has_text=title).first.click()
 
 
 def heading(page, title: str):

@@ -7,9 +7,9 @@ import re
 import pytest
 
 from core.runs.store import RunStore
-from tests.support.helpers import wait_for
+from tests.support.helpers import nav, settle, wait_for
 from tests.support.server import CHROMIUM, CHROMIUM_ARGS, require_chromium, start_server
-from tests.browser.test_browser import SHOTS, nav, shot
+from tests.browser.test_browser import SHOTS, shot
 
 require_chromium(pytest)
 
@@ -122,9 +122,7 @@ def test_a_sweep_started_with_configures_defaults_completes_and_shows_importance
             # as a person presses Start once the page has settled: a click while Configure still ran its script
             # was lost now and then (CI and here)
             expect(page.get_by_text("0: every combination of the values.")).to_be_visible(timeout=60_000)
-            expect(page.locator('[data-testid="stElementContainer"][data-stale="true"]')).to_have_count(
-                0, timeout=60_000)
-            expect(page.get_by_test_id("stStatusWidget")).to_have_count(0, timeout=60_000)
+            settle(page)
             page.get_by_role("button", name="🔍 Start sweep").click()
             expect(page.get_by_role("heading", name="Sweeps")).to_be_visible(timeout=60_000)
             expect(page.get_by_text("6 of 6 settings done (seeds each: 1)")).to_be_visible(timeout=400_000)

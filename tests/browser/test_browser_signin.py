@@ -10,9 +10,9 @@ import pytest
 
 from core import PROJECT_ROOT
 from core.runs.store import RunStore
-from tests.support.helpers import wait_for
+from tests.support.helpers import nav, wait_for
 from tests.support.server import CHROMIUM, CHROMIUM_ARGS, free_port, require_chromium, start_server
-from tests.browser.test_browser import SHOTS, nav, shot
+from tests.browser.test_browser import SHOTS, shot
 
 require_chromium(pytest)
 

@@ -6,10 +6,10 @@ import pytest
 
 from core.runs.people.actions import history
 from core.runs.store import RunStore
-from tests.support.helpers import wait_for
+from tests.support.helpers import nav, wait_for
 from tests.support.proxy import Proxy
 from tests.support.server import CHROMIUM, CHROMIUM_ARGS, require_chromium, start_server
-from tests.browser.test_browser import SHOTS, nav, shot
+from tests.browser.test_browser import SHOTS, shot
 
 require_chromium(pytest)
 

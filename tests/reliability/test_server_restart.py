@@ -9,7 +9,7 @@ import pytest
 
 from core.runs.processes import pid_alive
 from core.runs.store import RunStore
-from tests.support.helpers import wait_for
+from tests.support.helpers import settle, wait_for
 from tests.support.server import CHROMIUM, CHROMIUM_ARGS, require_chromium, start_server
 
 require_chromium(pytest)
@@ -37,8 +37,7 @@ def test_a_run_survives_a_server_restart_and_is_stopped_and_resumed_from_the_new
             # on Train, as a person clicks it: Configure has a Start button too, and a click on it as the page
             # changes lands on a page that is going away
             expect(page.get_by_text("No runs yet")).to_be_visible(timeout=60_000)
-            expect(page.locator('[data-testid="stElementContainer"][data-stale="true"]')).to_have_count(0,
-                                                                                                        timeout=30_000)
+            settle(page)
             page.get_by_role("button", name="Start training").click()
             run = wait_for(lambda: (rs := store.list_runs()) and rs[0].pid and rs[0].step > 5 and rs[0],
                            timeout=90, what="the run to train")

@@ -1,5 +1,6 @@
 """Helpers for tests that run the project's programs as separate processes."""
 import os
+import re
 import subprocess
 import sys
 import time
@@ -7,6 +8,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from playwright.sync_api import Error as PlaywrightError
+from playwright.sync_api import expect
 
 from core import PROJECT_ROOT
 
@@ -39,6 +41,22 @@ def scroll_to(locator, timeout_s: float = 30.0) -> None:
         except PlaywrightError as e:
             if "not attached" not in str(e) or time.monotonic() > end:
                 raise
+
+
+def settle(page, timeout_ms: int = 60_000) -> None:
+    """Wait until the page has shown its last script run: no element is left faded from the one before
+    (data-stale) and Streamlit's running indicator is gone. A click made before that can land on a widget of
+    the run that is going away, and Streamlit drops it (a Start lost so in CI)."""
+    expect(page.locator('[data-testid="stElementContainer"][data-stale="true"]')).to_have_count(0, timeout=timeout_ms)
+    expect(page.get_by_test_id("stStatusWidget")).to_have_count(0, timeout=timeout_ms)
+
+
+def nav(page, title: str) -> None:
+    """Open a page from the sidebar as a person does: click its link, then wait until that page is shown and
+    settled (Configure has a Start training button too: a click made at once hit it while Train loaded)."""
+    page.locator('[data-testid="stSidebar"] [data-testid="stPageLink"] a', has_text=title).first.click()
+    expect(page.get_by_role("heading", level=1, name=re.compile(re.escape(title)))).to_be_visible(timeout=60_000)
+    settle(page)
 
 
 def steady(read, quiet_s: float, timeout=60.0, what="a steady value"):
