@@ -50,6 +50,8 @@ with numbers:
         form.explained(name)
     form.checkbox("augment")
     form.explained("augment")
+    form.checkbox("drawn_look")
+    form.explained("drawn_look")
 
 # --- Advanced: the framework's details ----------------------------------------------------------------------
 with st.expander(t("configure.advanced_header")):

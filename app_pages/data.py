@@ -6,6 +6,7 @@ import streamlit as st
 from core.app import model_service
 from core.data.folders import validate_mnist_dir
 from core.data.download_job import DownloadJob
+from core.data.drawn_look import redrawn
 from core.data.idx import DataError
 from ui.charts import DIGITS, digit_axis
 from ui.identity import actions, current_person, refused_here
@@ -133,3 +134,5 @@ st.image([images[i], *copies], width=84,
 if st.button("🎲 " + t("data.new_copies"), key="augment_again"):
     st.session_state["augment_seed"] = int(st.session_state.get("augment_seed", 0)) + 1
     st.rerun()
+st.caption(t("data.drawn_look_caption"))
+st.image([images[i], redrawn(images[i])], width=84, caption=[t("data.original"), t("data.drawn_look")])

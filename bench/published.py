@@ -434,6 +434,20 @@ def loop_breakdown() -> list[str]:
     return rows
 
 
+def drawn_digits() -> list[str]:
+    data = _load("drawn_digits")
+    pens = sorted(int(k.rsplit("_", 1)[1]) for k in data["rows"][0] if k.startswith("drawn_pen_") and k[10:].isdigit())
+    rows = [_source(data), "", f"{data['drawings']}.", "",
+            "| model | official test set (10,000) | drawn, as the page reads them | drawn, pen width kept | "
+            + " | ".join(f"drawn with a {p} px pen" for p in pens) + " |",
+            "|---|---|---|---|" + "---|" * len(pens)]
+    for r in data["rows"]:
+        rows.append(f"| {r['label']} | {100 * r['test_set']:.2f} % | {100 * r['drawn']:.2f} % | "
+                    f"{100 * r['drawn_pen_width_kept']:.2f} % | "
+                    + " | ".join(f"{100 * r[f'drawn_pen_{p}']:.2f} %" for p in pens) + " |")
+    return rows
+
+
 TABLES: dict[str, Callable[[], list[str]]] = {
     "accuracy": accuracy, "step-variants": step_variants, "augmentation": augmentation,
     "distributed": distributed, "user-visible": user_visible, "page-times": page_times, "best-5k": best_5k,
@@ -442,14 +456,14 @@ TABLES: dict[str, Callable[[], list[str]]] = {
     "server-cost": server_cost, "remote-paths": remote_paths, "queue-latency": queue_latency,
     "profile-step": profile_step, "mlp-matmuls": mlp_matmuls, "loop-breakdown": loop_breakdown,
     "calls-per-epoch": calls_per_epoch, "summary-scale": summary_scale, "class-ws": class_ws,
-    "class-cost": class_cost}
+    "class-cost": class_cost, "drawn-digits": drawn_digits}
 FILES = {"queue-latency": ["queue.json", "queue-postgresql.json"], "remote-paths": ["remote_paths.json"], "server-cost": ["server_cost.json"], "store-backends": ["store_backends.json"], "start-latency": ["start_latency.json"], "load": ["load_viewers.json", "load.json"], "predict-latency": ["predict_latency.json"], "best-5k": ["best_5k.json"], "finetune-cost": ["finetune_cost.json"], "accuracy": ["accuracy.json"], "step-variants": ["step_variants.json"], "augmentation": ["augmentation.json"],
          "distributed": ["distributed-lenet5.json", "distributed-mlp.json"], "user-visible": ["user_visible.json"],
          "page-times": ["page_times.json"], "profile-step": ["profile_step.json"],
          "mlp-matmuls": ["mlp_matmuls.json"], "loop-breakdown": ["loop_breakdown.json"],
          "calls-per-epoch": ["calls_per_epoch-lenet5.json", "calls_per_epoch-mlp.json"],
          "summary-scale": ["summary_import.json", "page_times_imported.json"], "class-ws": ["class_ws.json"],
-         "class-cost": ["class_cost.json"]}  # what each table is made of
+         "class-cost": ["class_cost.json"], "drawn-digits": ["drawn_digits.json"]}  # what each table is made of
 
 
 def render(name: str) -> str:

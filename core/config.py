@@ -73,6 +73,8 @@ class TrainConfig:
     val_fraction: float = 0.1
     early_stopping: bool = False
     augment: bool = False  # random small rotations, shifts and scaling of training images (not validation)
+    # Half the training images redrawn as Draw & predict shows a drawing to the model (core/data/drawn_look.py).
+    drawn_look: bool = False
     patience: int = 3
     num_parallel_workers: int = 1
     amp_level: str = "O0"
@@ -134,8 +136,9 @@ class TrainConfig:
         number("validate_every", 0, MAX_VALIDATE_EVERY, integer=True)
         number("steps_per_call", 0, MAX_STEPS_PER_CALL, integer=True)
         self._shape_errors(say)
-        if not isinstance(self.augment, bool):
-            say("augment", "not_bool", value=repr(self.augment))
+        for name in ("augment", "drawn_look"):
+            if not isinstance(getattr(self, name), bool):
+                say(name, "not_bool", value=repr(getattr(self, name)))
         if not isinstance(self.early_stopping, bool):
             say("early_stopping", "not_bool", value=repr(self.early_stopping))
         elif self.early_stopping and "val_fraction" not in e and self.val_fraction == 0:

@@ -27,6 +27,8 @@ os.environ["STUDIO_OPEN"] = "1"
 # The custom operators' library is built once per test session into a temporary folder (core.kernels), not
 # into the user's cache; the processes the tests start inherit the folder.
 os.environ.setdefault("STUDIO_KERNEL_CACHE", tempfile.mkdtemp(prefix="studio-kernels-"))
+# Likewise the drawn-looking training digits (core/data/drawn_look.py).
+os.environ.setdefault("STUDIO_DATA_CACHE", tempfile.mkdtemp(prefix="studio-data-"))
 
 from playwright.sync_api import expect  # noqa: E402
 

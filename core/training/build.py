@@ -12,6 +12,7 @@ import mindspore.nn as nn
 import numpy as np
 
 from core.config import TrainConfig
+from core.data.drawn_look import drawn_look_folder
 from core.data.folders import MnistFolder, load_labels, stratified_split
 from core.data.memory_batches import MemoryBatches
 from core.data.pipeline import create_dataset
@@ -71,11 +72,13 @@ def prepare_data(config: TrainConfig, folder: MnistFolder, parallel: Parallel | 
     if batch > len(train_idx):
         raise ValueError(f"batch size {config.batch_size} is larger than the {len(train_idx) * workers} training "
                          "images: lower the batch size")
+    # validation reads the digits as MNIST wrote them; training, with drawn_look, half of them redrawn
+    train_folder = drawn_look_folder(folder) if config.drawn_look else folder
     if config.augment:  # a random affine per image: MindSpore's pipeline
-        train_ds = create_dataset(folder, "train", train_idx, batch, shuffle=True,
+        train_ds = create_dataset(train_folder, "train", train_idx, batch, shuffle=True,
                                   num_parallel_workers=config.num_parallel_workers, augment=True)
     else:  # decoded once, batched from memory: the pipeline's threads no longer take CPU from the step
-        train_ds = MemoryBatches(folder, "train", train_idx, batch, seed=seed)
+        train_ds = MemoryBatches(train_folder, "train", train_idx, batch, seed=seed)
     val_ds = (create_dataset(folder, "train", val_idx, max(config.batch_size, 256), shuffle=False,
                              num_parallel_workers=config.num_parallel_workers) if len(val_idx) else None)
     return TrainData(train_ds, val_ds, train_ds.get_dataset_size(), len(train_idx) * workers, len(val_idx),

@@ -30,7 +30,7 @@ __all__ = ["prepare", "model_for", "graph_settings"]
 # Settings that change what a run trains on or for how long, not its graphs (the learning rate is a Parameter the
 # step reads, set for the run; a schedule is not: it is a list of rates inside the graph).
 _OUTSIDE_THE_GRAPHS = ("epochs", "seed", "val_fraction", "early_stopping", "patience", "num_parallel_workers",
-                       "data_dir", "validate_every", "augment", "learning_rate")
+                       "data_dir", "validate_every", "augment", "drawn_look", "learning_rate")
 # network -> (graph settings, steps per epoch: a learning-rate schedule's graph holds every step's rate, model)
 _READY: dict[str, tuple[TrainConfig, int, Model]] = {}
 

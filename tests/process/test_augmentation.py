@@ -1,10 +1,12 @@
 """Augmentation: training images are distorted (differently each epoch), validation images never are,
-and a run with it trains."""
+and a run with it trains; drawn-looking digits: half the training images redrawn as the Draw page shows a
+drawing, made once and cached, and a run with them trains."""
 import mindspore.dataset as ds
 import numpy as np
 
 from core.config import TrainConfig, parse_fields
-from core.data.folders import validate_mnist_dir
+from core.data.drawn_look import SHARE, drawn_look_folder, redrawn
+from core.data.folders import load_arrays, validate_mnist_dir
 from core.data.pipeline import create_dataset
 from core.training.events import EventLog, StepEvent
 from core.training.loop import train
@@ -70,3 +72,31 @@ def test_a_run_with_augmentation_trains_and_the_option_parses(small_mnist):
     # distorted ones (measured: 0.84 with this seed, 0.80 with seed 1; chance is 0.1, where a network that
     # learned nothing stays).
     assert result.history[-1].val_acc >= 0.75, [e.val_acc for e in result.history]
+
+
+def test_drawn_look_redraws_half_the_training_images_in_place_once(small_mnist, monkeypatch, tmp_path):
+    monkeypatch.setenv("STUDIO_DATA_CACHE", str(tmp_path / "cache"))
+    folder = validate_mnist_dir(small_mnist)
+    mixed = drawn_look_folder(folder)
+    images, labels = load_arrays(folder, "train")
+    drawn, drawn_labels = load_arrays(mixed, "train")
+    assert (drawn_labels == labels).all() and drawn.shape == images.shape  # same digits in the same places
+    changed = [i for i in range(len(images)) if (drawn[i] != images[i]).any()]
+    assert abs(len(changed) / len(images) - SHARE) < 0.06, len(changed)
+    for i in changed[:20]:
+        assert (drawn[i] == redrawn(images[i])).all()  # exactly as Draw & predict shows a drawing to the model
+    files = sorted((tmp_path / "cache").rglob("*-ubyte"))
+    stamps = [f.stat().st_mtime_ns for f in files]
+    assert drawn_look_folder(folder).root == mixed.root  # the second run reads the cache
+    assert [f.stat().st_mtime_ns for f in files] == stamps and len(list((tmp_path / "cache").iterdir())) == 1
+
+
+def test_a_run_on_drawn_looking_digits_trains_and_the_option_parses(small_mnist):
+    values, errors = parse_fields({"drawn_look": "true"})
+    assert values == {"drawn_look": True} and not errors
+    assert "drawn_look" in TrainConfig(drawn_look="yes").errors()
+    cfg = TrainConfig(network="mlp", mode="pynative", epochs=2, drawn_look=True, optimizer="adam",
+                      learning_rate=0.002, data_dir=str(small_mnist))
+    result = train(cfg, validate_mnist_dir(small_mnist))
+    assert result.status == "completed"
+    assert result.history[-1].val_acc >= 0.75, [e.val_acc for e in result.history]  # validated on MNIST's own

@@ -1,0 +1,196 @@
+"""Digits drawn the way people draw, through the Draw page's real canvas in Chromium: official test digits traced
+into pen strokes (core/data/strokes.py) and drawn with the mouse at different sizes, places and pen widths; the
+canvas's own pixels are kept, so a model is then scored on them offline exactly as the page reads a drawing
+(core/data/drawing.py, then the model). A benchmark that prints figures, not a test.
+
+    .venv/bin/python -m bench.drawn_digits draw [--digits 100]      # ~10 min: writes bench/data/drawn_digits.npz
+    .venv/bin/python -m bench.drawn_digits score [LABEL=]CKPT ...  # accuracy on them and on the test set
+
+`draw` also reads the page's own prediction for the first drawing of each pen width, and `score` checks that the
+offline reading of that drawing is the same digit. Results: bench/results/drawn_digits.json (date, versions).
+"""
+from __future__ import annotations
+
+import argparse
+import base64
+import io
+import re
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from bench.record import save, stamp  # noqa: E402
+from core.data.idx import read_images, read_labels  # noqa: E402
+from core.data.strokes import strokes  # noqa: E402
+
+DRAWN = ROOT / "bench" / "data" / "drawn_digits.npz"
+TEST_DIR = ROOT.parent / "shared" / "data" / "mnist" / "test"
+CANVAS = 280
+WIDTHS = (8, 22, 40)  # the Draw page's thinnest, default and widest pen
+SIZES = ((80, 150), (160, 260))  # a small digit and a large one: its height on the 280 px canvas
+
+
+def test_digits(count: int) -> tuple[np.ndarray, np.ndarray]:
+    images = read_images(TEST_DIR / "t10k-images-idx3-ubyte")[:count]
+    labels = read_labels(TEST_DIR / "t10k-labels-idx1-ubyte")[:count]
+    return images, labels
+
+
+def placed(image: np.ndarray, rng: np.random.Generator, size_range: tuple[int, int]) -> list[list[tuple]]:
+    """The digit's strokes in canvas pixels: scaled so that its ink is size_range tall, somewhere on the canvas."""
+    lines = strokes(image)
+    xs = [x for s in lines for x, _ in s]
+    ys = [y for s in lines for _, y in s]
+    height = max(max(ys) - min(ys), 1.0)
+    scale = rng.uniform(*size_range) / height
+    width = (max(xs) - min(xs)) * scale
+    margin = 24
+    left = rng.uniform(margin, max(margin, CANVAS - margin - width))
+    top = rng.uniform(margin, max(margin, CANVAS - margin - height * scale))
+    return [[(left + (x - min(xs)) * scale, top + (y - min(ys)) * scale) for x, y in s] for s in lines]
+
+
+def pen(page, box: dict, line: list[tuple]) -> None:
+    """One stroke with the mouse through the line's points (canvas pixels), one mouse event every ~5 px as a hand
+    moving at a steady speed gives."""
+    x0, y0, s = box["x"], box["y"], box["width"] / CANVAS
+    page.mouse.move(x0 + line[0][0] * s, y0 + line[0][1] * s)
+    page.mouse.down()
+    last = line[0]
+    for x, y in line[1:] or line:
+        steps = max(1, int(np.hypot(x - last[0], y - last[1]) // 5))
+        page.mouse.move(x0 + x * s, y0 + y * s, steps=steps)
+        last = (x, y)
+    page.mouse.up()
+
+
+def canvas_pixels(page) -> np.ndarray:
+    from PIL import Image
+    url = page.locator("canvas.dc-canvas.lower-canvas").first.evaluate("c => c.toDataURL('image/png')")
+    image = Image.open(io.BytesIO(base64.b64decode(url.split(",", 1)[1]))).convert("L")
+    return np.asarray(image.resize((CANVAS, CANVAS)), dtype=np.uint8)
+
+
+def draw(args) -> int:
+    from playwright.sync_api import expect, sync_playwright
+
+    from core.app import model_service
+    from core.runs.store import RunStore
+    from tests.support.canvas import ink, settled_box
+    from tests.support.helpers import wait_for
+    from tests.support.server import CHROMIUM, CHROMIUM_ARGS, start_server
+
+    images, labels = test_digits(args.digits)
+    rng = np.random.default_rng(args.seed)
+    root = Path(tempfile.mkdtemp(prefix="drawn-"))
+    store = RunStore(root)
+    store.rename(model_service.import_checkpoint(store, Path(args.checkpoint).read_bytes(), "model.ckpt"), "drawn")
+    server = start_server(root)
+    kept, meta, page_reads = [], [], []
+    started = time.perf_counter()
+    try:
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            page = browser.new_page(viewport={"width": 1400, "height": 1000}, device_scale_factor=1)
+            page.goto(f"{server.url}/draw")
+            expect(page.get_by_text("canvas is empty")).to_be_visible(timeout=60_000)
+            box = page.get_by_role("combobox", name="Model")
+            box.click()
+            page.get_by_role("option", name="drawn").first.click()
+            expect(box).to_have_value(re.compile("drawn"), timeout=30_000)
+            slider = page.get_by_role("slider", name="Stroke width")
+            for width in WIDTHS:
+                slider.focus()
+                page.keyboard.press("Home")
+                for _ in range(width - 8):
+                    page.keyboard.press("ArrowRight")
+                expect(slider).to_have_value(str(width), timeout=30_000)
+                wait_for(lambda: page.get_by_test_id("stStatusWidget").count() == 0, 30, "the page to settle")
+                box = settled_box(page)
+                for i, (image, label) in enumerate(zip(images, labels, strict=True)):
+                    for size in SIZES:
+                        for line in placed(image, rng, size):
+                            pen(page, box, line)
+                        wait_for(lambda: ink(page) > 0, 30, "the drawing on the canvas")
+                        kept.append(canvas_pixels(page))
+                        meta.append((i, int(label), width, size[0]))
+                        if i == 0 and size == SIZES[0]:  # the page's own reading, to check the offline one by
+                            reading = page.get_by_text("Prediction:").first
+                            expect(reading).to_be_visible(timeout=60_000)
+                            page_reads.append((len(kept) - 1, int(reading.inner_text().split(":")[1].split()[0])))
+                        page.get_by_role("button", name="Reset canvas & history").click()
+                        wait_for(lambda: ink(page) == 0, 30, "the canvas cleared by its 🗑")
+                print(f"pen {width}: {len(kept)} drawings, {time.perf_counter() - started:.0f} s", flush=True)
+            browser.close()
+    finally:
+        server.stop()
+    DRAWN.parent.mkdir(parents=True, exist_ok=True)
+    np.savez_compressed(DRAWN, canvas=np.stack(kept), meta=np.array(meta, dtype=np.int32),
+                        page_reads=np.array(page_reads, dtype=np.int32), seed=args.seed)
+    print(f"{len(kept)} drawings of {len(images)} test digits in {DRAWN.relative_to(ROOT)} "
+          f"({DRAWN.stat().st_size / 1e6:.1f} MB)")
+    return 0
+
+
+def score(args) -> int:
+    from core.app import model_service
+    from core.data.drawing import to_mnist
+
+    data = np.load(DRAWN)
+    canvas, meta = data["canvas"], data["meta"]
+    rgba = lambda c: np.repeat(c[:, :, None], 4, axis=2)  # noqa: E731  white ink on black, opaque
+    seen = {evened: np.stack([to_mnist(rgba(c), evened=evened) for c in canvas]) for evened in (True, False)}
+    count = int(meta[:, 0].max()) + 1
+    images, labels = test_digits(count)
+    all_images, all_labels = test_digits(10_000)
+    rows = []
+    for named in args.checkpoints:
+        label, _, path = named.rpartition("=")
+        drawn = {evened: model_service.predict(path, x).argmax(1) for evened, x in seen.items()}
+        for index, page_digit in data["page_reads"]:
+            if drawn[True][index] != page_digit:
+                raise SystemExit(f"the page read drawing {index} as {page_digit}, this reading as "
+                                 f"{drawn[True][index]}: the page reads drawings another way than this score")
+        right = drawn[True] == meta[:, 1]
+        row = {"label": label or Path(path).parent.name,
+               "test_set": accuracy(model_service.predict(path, all_images).argmax(1), all_labels),
+               "same_test_digits": accuracy(model_service.predict(path, images).argmax(1), labels),
+               "drawn": round(float(right.mean()), 4),
+               "drawn_pen_width_kept": accuracy(drawn[False], meta[:, 1]), "drawings": len(meta)}
+        for column, name in ((2, "pen"), (3, "size")):
+            for value in sorted(set(meta[:, column])):
+                row[f"drawn_{name}_{value}"] = round(float(right[meta[:, column] == value].mean()), 4)
+        rows.append(row)
+        print(", ".join(f"{k} {v}" for k, v in row.items()), flush=True)
+    save("drawn_digits", {"command": " ".join(["python -m bench.drawn_digits", *sys.argv[1:]]), **stamp(),
+                          "drawings": f"{len(meta)} drawings of the first {count} official test digits, pens "
+                                      f"{sorted(set(meta[:, 2].tolist()))} px, heights from {SIZES} px on the "
+                                      f"{CANVAS} px canvas", "rows": rows})
+    return 0
+
+
+def accuracy(predicted: np.ndarray, labels: np.ndarray) -> float:
+    return round(float((predicted == labels).mean()), 4)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = ap.add_subparsers(dest="what", required=True)
+    d = sub.add_parser("draw", help="draw test digits through the Draw page's canvas")
+    d.add_argument("checkpoint", help="any trained checkpoint: the page needs a model to show its canvas")
+    d.add_argument("--digits", type=int, default=100, help="the first N official test digits (default 100)")
+    d.add_argument("--seed", type=int, default=0)
+    s = sub.add_parser("score", help="score checkpoints on the drawings and on the same test digits")
+    s.add_argument("checkpoints", nargs="+", metavar="[LABEL=]CKPT", help="a checkpoint, named in the table by LABEL")
+    args = ap.parse_args(argv)
+    return draw(args) if args.what == "draw" else score(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

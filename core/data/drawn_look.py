@@ -1,0 +1,71 @@
+"""Training digits that look drawn: a share of the training images redrawn the way Draw & predict shows a drawing
+to the model (core/data/drawing.py: stroke evened to MNIST's width, fitted into 20x20, centred by mass), so that
+the model learns that look too (bench/drawn_digits.py measures the gain on digits drawn through the canvas).
+
+The redrawn training split is made once per source and kept in a cache outside the work tree:
+$STUDIO_DATA_CACHE, else $XDG_CACHE_HOME/mindspore-studio/drawn-look, else ~/.cache/mindspore-studio/drawn-look.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+from core.data.drawing import MNIST_STROKE_PX, DrawingError, to_mnist
+from core.data.folders import SPLIT_FILES, MnistFolder
+from core.data.idx import read_images, read_labels, write_idx
+
+__all__ = ["SHARE", "redrawn", "drawn_look_folder", "cache_dir"]
+
+SHARE = 0.5  # half the training images redrawn (each run sees the same half), half as MNIST wrote them
+
+
+def cache_dir() -> Path:
+    if os.environ.get("STUDIO_DATA_CACHE"):
+        return Path(os.environ["STUDIO_DATA_CACHE"])
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return base / "mindspore-studio" / "drawn-look"
+
+
+def redrawn(image: np.ndarray) -> np.ndarray:
+    """One 28x28 training digit as Draw & predict would show it to the model had it been drawn on the canvas."""
+    try:
+        return to_mnist(np.repeat(image[:, :, None], 3, axis=2))
+    except DrawingError:  # a digit too small to be read as one (none in MNIST's training set): kept as it is
+        return image
+
+
+def drawn_look_folder(folder: MnistFolder) -> MnistFolder:
+    """A folder whose training split is folder's with SHARE of its images redrawn (made on first use, then
+    read from the cache); the images keep their places, so the run's indices and labels are unchanged."""
+    images_name, labels_name = SPLIT_FILES["train"]
+    source = folder.split_dir("train") / images_name
+    key = hashlib.sha256(source.read_bytes() + f"{MNIST_STROKE_PX}:{SHARE}".encode()).hexdigest()[:16]
+    root = cache_dir() / key
+    if not (root / "train" / labels_name).exists():
+        images = read_images(source)
+        chosen = np.random.default_rng(0).random(len(images)) < SHARE
+        mixed = images.copy()
+        mixed[chosen] = np.stack([redrawn(image) for image in images[chosen]])
+        _write_atomically(root, mixed, read_labels(folder.split_dir("train") / labels_name))
+    return MnistFolder(root, folder.train_count, None)
+
+
+def _write_atomically(root: Path, images: np.ndarray, labels: np.ndarray) -> None:
+    """Write the split in a new folder beside root and rename it into place: a run that reads root never sees
+    half a file, and two runs that make it at once both end with one whole copy."""
+    root.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=root.name + ".", dir=root.parent))
+    images_name, labels_name = SPLIT_FILES["train"]
+    (staging / "train").mkdir()
+    write_idx(images, labels, staging / "train" / images_name, staging / "train" / labels_name)
+    try:
+        staging.rename(root)
+    except OSError:  # another run put its copy there first: the same bytes
+        for f in (staging / "train").iterdir():
+            f.unlink()
+        (staging / "train").rmdir()
+        staging.rmdir()
