@@ -7,7 +7,7 @@ from streamlit_drawable_canvas import st_canvas  # only here: it fails to import
 
 from core.app import model_service
 from core.model.checkpoint import CheckpointError
-from core.data.drawing import DrawingError, to_mnist
+from core.data.drawing import DrawingError, readings
 from ui.canvas_toolbar import show_canvas_toolbar
 from ui.charts import DIGITS, digit_axis
 from ui.language import say, t
@@ -49,7 +49,8 @@ with left:
     show_canvas_toolbar()
 digit: np.ndarray | None
 try:
-    digit = to_mnist(canvas.image_data if canvas is not None else None)
+    views = readings(canvas.image_data if canvas is not None else None)
+    digit = views[0]  # the evened one: what the page shows, keeps and sends to the class
 except DrawingError as e:
     (reading or mid).info(say(e))  # on a phone in the reading's place: the canvas does not move when it comes
     digit = None
@@ -57,9 +58,9 @@ if digit is not None:
     st.session_state[LAST_DRAWING] = digit  # Runs' export check reads it too
     with mid:
         st.caption(t("draw.network_sees"))
-        st.image(digit, width=168)
+        st.image(list(views), width=84, caption=[t("draw.seen_evened"), t("draw.seen_as_drawn")])
     try:
-        probs = model_service.predict(checkpoint, digit[None])[0]
+        probs = model_service.predict(checkpoint, views).mean(axis=0)
     except CheckpointError as e:
         st.error(say(e))
         st.stop()

@@ -6,15 +6,17 @@ canvas's own pixels are kept, so a model is then scored on them offline exactly 
     .venv/bin/python -m bench.drawn_digits draw [--digits 100]      # ~10 min: writes bench/data/drawn_digits.npz
     .venv/bin/python -m bench.drawn_digits score [LABEL=]CKPT ...  # accuracy on them and on the test set
 
-`draw` also reads the page's own prediction for the first drawing of each pen width, and `score` checks that the
-offline reading of that drawing is the same digit. Results: bench/results/drawn_digits.json (date, versions).
+`draw` also keeps the page's own prediction of every 10th digit's small drawing, and `score` checks that its
+offline reading of those drawings is the same digit (for the model they were drawn with). Results: bench/results/drawn_digits.json (date, versions).
 """
 from __future__ import annotations
 
 import argparse
 import base64
+import hashlib
 import io
 import re
+import shlex
 import sys
 import tempfile
 import time
@@ -33,7 +35,8 @@ DRAWN = ROOT / "bench" / "data" / "drawn_digits.npz"
 TEST_DIR = ROOT.parent / "shared" / "data" / "mnist" / "test"
 CANVAS = 280
 WIDTHS = (8, 22, 40)  # the Draw page's thinnest, default and widest pen
-SIZES = ((80, 150), (160, 260))  # a small digit and a large one: its height on the 280 px canvas
+SIZES = ((80, 150), (160, 260))
+READ_EVERY = 10  # the page's own reading of every 10th digit's small drawing is kept  # a small digit and a large one: its height on the 280 px canvas
 
 
 def test_digits(count: int) -> tuple[np.ndarray, np.ndarray]:
@@ -115,12 +118,15 @@ def draw(args) -> int:
                 box = settled_box(page)
                 for i, (image, label) in enumerate(zip(images, labels, strict=True)):
                     for size in SIZES:
+                        read = i % READ_EVERY == 0 and size == SIZES[0]
+                        if read:  # the reading shown must be this drawing's: start from the empty canvas's line
+                            expect(page.get_by_text("canvas is empty")).to_be_visible(timeout=60_000)
                         for line in placed(image, rng, size):
                             pen(page, box, line)
                         wait_for(lambda: ink(page) > 0, 30, "the drawing on the canvas")
                         kept.append(canvas_pixels(page))
                         meta.append((i, int(label), width, size[0]))
-                        if i == 0 and size == SIZES[0]:  # the page's own reading, to check the offline one by
+                        if read:  # the page's own reading, to check the offline one by
                             reading = page.get_by_text("Prediction:").first
                             expect(reading).to_be_visible(timeout=60_000)
                             page_reads.append((len(kept) - 1, int(reading.inner_text().split(":")[1].split()[0])))
@@ -132,46 +138,57 @@ def draw(args) -> int:
         server.stop()
     DRAWN.parent.mkdir(parents=True, exist_ok=True)
     np.savez_compressed(DRAWN, canvas=np.stack(kept), meta=np.array(meta, dtype=np.int32),
-                        page_reads=np.array(page_reads, dtype=np.int32), seed=args.seed)
+                        page_reads=np.array(page_reads, dtype=np.int32), seed=args.seed,
+                        page_model=sha256(Path(args.checkpoint)))
     print(f"{len(kept)} drawings of {len(images)} test digits in {DRAWN.relative_to(ROOT)} "
           f"({DRAWN.stat().st_size / 1e6:.1f} MB)")
     return 0
 
 
+def sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
 def score(args) -> int:
     from core.app import model_service
-    from core.data.drawing import to_mnist
+    from core.data.drawing import readings
 
     data = np.load(DRAWN)
     canvas, meta = data["canvas"], data["meta"]
     rgba = lambda c: np.repeat(c[:, :, None], 4, axis=2)  # noqa: E731  white ink on black, opaque
-    seen = {evened: np.stack([to_mnist(rgba(c), evened=evened) for c in canvas]) for evened in (True, False)}
+    views = np.stack([readings(rgba(c)) for c in canvas])  # (N, 2, 28, 28): evened, as drawn
     count = int(meta[:, 0].max()) + 1
     images, labels = test_digits(count)
     all_images, all_labels = test_digits(10_000)
     rows = []
     for named in args.checkpoints:
         label, _, path = named.rpartition("=")
-        drawn = {evened: model_service.predict(path, x).argmax(1) for evened, x in seen.items()}
-        for index, page_digit in data["page_reads"]:
-            if drawn[True][index] != page_digit:
-                raise SystemExit(f"the page read drawing {index} as {page_digit}, this reading as "
-                                 f"{drawn[True][index]}: the page reads drawings another way than this score")
-        right = drawn[True] == meta[:, 1]
+        probs = [model_service.predict(path, views[:, k]) for k in range(2)]
+        page = (probs[0] + probs[1]).argmax(1)  # as the page reads a drawing: both readings averaged
+        if sha256(Path(path)) == str(data["page_model"]):
+            for index, page_digit in data["page_reads"]:
+                if page[index] != page_digit:
+                    raise SystemExit(f"the page read drawing {index} as {page_digit}, this score as {page[index]}: "
+                                     "the page reads drawings another way than this score does")
+        right = page == meta[:, 1]
         row = {"label": label or Path(path).parent.name,
                "test_set": accuracy(model_service.predict(path, all_images).argmax(1), all_labels),
                "same_test_digits": accuracy(model_service.predict(path, images).argmax(1), labels),
-               "drawn": round(float(right.mean()), 4),
-               "drawn_pen_width_kept": accuracy(drawn[False], meta[:, 1]), "drawings": len(meta)}
+               "drawn": round(float(right.mean()), 4), "drawn_evened": accuracy(probs[0].argmax(1), meta[:, 1]),
+               "drawn_as_drawn": accuracy(probs[1].argmax(1), meta[:, 1]), "drawings": len(meta)}
         for column, name in ((2, "pen"), (3, "size")):
             for value in sorted(set(meta[:, column])):
                 row[f"drawn_{name}_{value}"] = round(float(right[meta[:, column] == value].mean()), 4)
         rows.append(row)
         print(", ".join(f"{k} {v}" for k, v in row.items()), flush=True)
-    save("drawn_digits", {"command": " ".join(["python -m bench.drawn_digits", *sys.argv[1:]]), **stamp(),
-                          "drawings": f"{len(meta)} drawings of the first {count} official test digits, pens "
-                                      f"{sorted(set(meta[:, 2].tolist()))} px, heights from {SIZES} px on the "
-                                      f"{CANVAS} px canvas", "rows": rows})
+    pens = ", ".join(str(p) for p in sorted(set(meta[:, 2].tolist())))
+    heights = " and ".join(f"{lo}–{hi}" for lo, hi in SIZES)
+    save("drawn_digits", {"command": "python -m bench.drawn_digits score " + " ".join(
+                              shlex.quote(c) for c in args.checkpoints), **stamp(),
+                          "checkpoints": args.made_with,
+                          "drawings": f"{len(meta)} drawings of the first {count} official test digits (pens of "
+                                      f"{pens} px; digits {heights} px tall, anywhere on the {CANVAS} px canvas)",
+                          "rows": rows})
     return 0
 
 
@@ -188,6 +205,7 @@ def main(argv=None) -> int:
     d.add_argument("--seed", type=int, default=0)
     s = sub.add_parser("score", help="score checkpoints on the drawings and on the same test digits")
     s.add_argument("checkpoints", nargs="+", metavar="[LABEL=]CKPT", help="a checkpoint, named in the table by LABEL")
+    s.add_argument("--made-with", default="", help="how the checkpoints were trained (recorded with the figures)")
     args = ap.parse_args(argv)
     return draw(args) if args.what == "draw" else score(args)
 

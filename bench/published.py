@@ -436,14 +436,15 @@ def loop_breakdown() -> list[str]:
 
 def drawn_digits() -> list[str]:
     data = _load("drawn_digits")
-    pens = sorted(int(k.rsplit("_", 1)[1]) for k in data["rows"][0] if k.startswith("drawn_pen_") and k[10:].isdigit())
-    rows = [_source(data), "", f"{data['drawings']}.", "",
-            "| model | official test set (10,000) | drawn, as the page reads them | drawn, pen width kept | "
-            + " | ".join(f"drawn with a {p} px pen" for p in pens) + " |",
-            "|---|---|---|---|" + "---|" * len(pens)]
+    pens = sorted(int(k.rsplit("_", 1)[1]) for k in data["rows"][0] if k.startswith("drawn_pen_"))
+    rows = [_source(data), "", f"{data['drawings']}; the models: {data['checkpoints']}.", "",
+            "| model | official test set (10,000) | drawn: as the page reads them (both readings) | evened only "
+            "| as drawn only | "
+            + " | ".join(f"{p} px pen" for p in pens) + " |",
+            "|---|---|---|---|---|" + "---|" * len(pens)]
     for r in data["rows"]:
         rows.append(f"| {r['label']} | {100 * r['test_set']:.2f} % | {100 * r['drawn']:.2f} % | "
-                    f"{100 * r['drawn_pen_width_kept']:.2f} % | "
+                    f"{100 * r['drawn_evened']:.2f} % | {100 * r['drawn_as_drawn']:.2f} % | "
                     + " | ".join(f"{100 * r[f'drawn_pen_{p}']:.2f} %" for p in pens) + " |")
     return rows
 

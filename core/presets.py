@@ -2,7 +2,7 @@
 
 best-5k: LeNet-5 on the bundled 5,000 images to ≥ 98.8 % on the official 10,000 test images in under a minute
 of training on a 2-core CPU. Each part's contribution is measured by bench/best_5k.py (an ablation, recorded in
-bench/results/best_5k.json and docs/best-5k.md)."""
+bench/results/best_5k.json and docs/learner.md)."""
 from __future__ import annotations
 
 from core.config import TrainConfig

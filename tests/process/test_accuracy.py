@@ -20,7 +20,7 @@ def test_default_cli_training_reaches_the_published_accuracy(tmp_path, shared_mn
 
 
 def test_the_best_5k_preset_reaches_its_floor_on_the_official_test_set(tmp_path, shared_mnist):
-    """docs/best-5k.md publishes ≥ 98.8 % (measured, with its command); this floor leaves room for the
+    """docs/learner.md publishes ≥ 98.8 % (measured, with its command); this floor leaves room for the
     spread between machines and seeds."""
     out = tmp_path / "best.ckpt"
     p = cli("core.cli.train", "--preset", "best-5k", "--store", str(tmp_path / "store"), "--out", str(out), timeout=900)

@@ -26,6 +26,8 @@ def test_configure_widgets_change_the_config_and_the_url(store):
     assert (cfg.network, cfg.learning_rate, cfg.optimizer) == ("mlp", 0.05, "adam")
     assert at.query_params["network"] == "mlp" and at.query_params["learning_rate"] == "0.05"
     assert [m.value for m in at.metric if m.label == "Trainable parameters"] == ["669,706"]
+    at.checkbox(key="cfg_drawn_look").check().run()  # Basic settings: train on drawn-looking digits too
+    assert at.session_state["config"].drawn_look is True and at.query_params["drawn_look"] == "true"
 
 
 def test_the_sweep_form_says_what_zero_settings_to_try_means(store):

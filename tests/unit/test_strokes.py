@@ -3,7 +3,7 @@ the model reads it (core/data/drawing.py)."""
 import numpy as np
 from PIL import Image, ImageDraw
 
-from core.data.drawing import to_mnist
+from core.data.drawing import readings, to_mnist
 from core.data.idx import read_images
 from core.data.strokes import skeleton, strokes
 
@@ -78,3 +78,11 @@ def test_a_thin_pen_and_a_thick_one_give_the_model_the_same_stroke():
     assert abs(widths[0] - widths[1]) < 0.5, widths
     gap = lambda a, b: np.abs(a.astype(float) - b.astype(float)).mean()  # noqa: E731
     assert gap(*even) < gap(*raw) / 2
+
+
+def test_the_page_reads_a_drawing_two_ways_evened_first():
+    drawing = drawn([[(40, 40), (240, 40), (150, 250)]], width=8)
+    views = readings(drawing)
+    assert views.shape == (2, 28, 28) and views.dtype == np.uint8
+    assert (views[0] == to_mnist(drawing)).all() and (views[1] == to_mnist(drawing, evened=False)).all()
+    assert stroke_width(views[0]) > 1.5 * stroke_width(views[1])  # a hairline evened out to MNIST's stroke
