@@ -9,7 +9,7 @@ import pytest
 from core.app import model_service
 from core.runs.people.handwriting import HandwritingSet
 from core.runs.store import RunStore
-from tests.support.helpers import scroll_to
+from tests.support.helpers import scroll_to, settle
 from tests.support.canvas import SEVEN, settled_box, touch_stroke
 from tests.support.server import require_chromium, served_browser
 from tests.browser.test_browser import SHOTS, shot
@@ -125,6 +125,7 @@ def test_two_wrong_readings_corrected_into_my_handwriting_then_fine_tuned_with_b
         mouse_strokes(page, strokes)
         prediction = page.get_by_text("Prediction:")
         expect(prediction).to_be_visible(timeout=60_000)
+        settle(page)  # the last stroke's rerun shown (under load the canvas sends it late)
         read = settled_reading(prediction)
         meant = (read + 1) % 10  # whatever it read, this person meant another digit: a wrong reading to correct
         page.get_by_role("combobox", name="It is a").click()
