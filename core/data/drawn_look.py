@@ -18,7 +18,7 @@ from core.data.drawing import MNIST_STROKE_PX, DrawingError, to_mnist
 from core.data.folders import SPLIT_FILES, MnistFolder
 from core.data.idx import read_images, read_labels, write_idx
 
-__all__ = ["SHARE", "redrawn", "drawn_look_folder", "cache_dir"]
+__all__ = ["SHARE", "redrawn", "drawn_look_folder", "drawn_look_ready", "cache_dir"]
 
 SHARE = 0.5  # half the training images redrawn (each run sees the same half), half as MNIST wrote them
 
@@ -38,14 +38,24 @@ def redrawn(image: np.ndarray) -> np.ndarray:
         return image
 
 
+def _cached_root(folder: MnistFolder) -> Path:
+    """Where folder's redrawn training split is kept: named by its images' bytes and the redrawing's settings."""
+    source = folder.split_dir("train") / SPLIT_FILES["train"][0]
+    return cache_dir() / hashlib.sha256(source.read_bytes() + f"{MNIST_STROKE_PX}:{SHARE}".encode()).hexdigest()[:16]
+
+
+def drawn_look_ready(folder: MnistFolder) -> bool:
+    """Whether folder's redrawn training split is in the cache already (else the next run makes it)."""
+    return (_cached_root(folder) / "train" / SPLIT_FILES["train"][1]).exists()
+
+
 def drawn_look_folder(folder: MnistFolder) -> MnistFolder:
     """A folder whose training split is folder's with SHARE of its images redrawn (made on first use, then
     read from the cache); the images keep their places, so the run's indices and labels are unchanged."""
     images_name, labels_name = SPLIT_FILES["train"]
     source = folder.split_dir("train") / images_name
-    key = hashlib.sha256(source.read_bytes() + f"{MNIST_STROKE_PX}:{SHARE}".encode()).hexdigest()[:16]
-    root = cache_dir() / key
-    if not (root / "train" / labels_name).exists():
+    root = _cached_root(folder)
+    if not drawn_look_ready(folder):
         images = read_images(source)
         chosen = np.random.default_rng(0).random(len(images)) < SHARE
         mixed = images.copy()

@@ -5,10 +5,10 @@ import mindspore.dataset as ds
 import numpy as np
 
 from core.config import TrainConfig, parse_fields
-from core.data.drawn_look import SHARE, drawn_look_folder, redrawn
+from core.data.drawn_look import SHARE, drawn_look_folder, drawn_look_ready, redrawn
 from core.data.folders import load_arrays, validate_mnist_dir
 from core.data.pipeline import create_dataset
-from core.training.events import EventLog, StepEvent
+from core.training.events import EventLog, LogEvent, StepEvent
 from core.training.loop import train
 
 
@@ -91,12 +91,21 @@ def test_drawn_look_redraws_half_the_training_images_in_place_once(small_mnist, 
     assert [f.stat().st_mtime_ns for f in files] == stamps and len(list((tmp_path / "cache").iterdir())) == 1
 
 
-def test_a_run_on_drawn_looking_digits_trains_and_the_option_parses(small_mnist):
+def test_a_run_on_drawn_looking_digits_trains_and_the_option_parses(small_mnist, monkeypatch, tmp_path):
+    monkeypatch.setenv("STUDIO_DATA_CACHE", str(tmp_path / "cache"))  # empty: this run makes the redrawn digits
     values, errors = parse_fields({"drawn_look": "true"})
     assert values == {"drawn_look": True} and not errors
     assert "drawn_look" in TrainConfig(drawn_look="yes").errors()
     cfg = TrainConfig(network="mlp", mode="pynative", epochs=2, drawn_look=True, optimizer="adam",
                       learning_rate=0.002, data_dir=str(small_mnist))
-    result = train(cfg, validate_mnist_dir(small_mnist))
+    events = EventLog()
+    result = train(cfg, validate_mnist_dir(small_mnist), [events])
     assert result.status == "completed"
     assert result.history[-1].val_acc >= 0.75, [e.val_acc for e in result.history]  # validated on MNIST's own
+    said = [e.message for e in events.of(LogEvent)]
+    assert [line for line in said if line.startswith("drawn look: redrawing half of the 1,200 training images")] \
+        == ["drawn look: redrawing half of the 1,200 training images, once (kept for the next runs)"], said
+    assert drawn_look_ready(validate_mnist_dir(small_mnist))
+    events = EventLog()
+    train(cfg.with_(epochs=1), validate_mnist_dir(small_mnist), [events])
+    assert not [e for e in events.of(LogEvent) if "redrawing" in e.message], "the second run reads the cache"
