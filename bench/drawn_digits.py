@@ -59,20 +59,6 @@ def placed(image: np.ndarray, rng: np.random.Generator, size_range: tuple[int, i
     return [[(left + (x - min(xs)) * scale, top + (y - min(ys)) * scale) for x, y in s] for s in lines]
 
 
-def pen(page, box: dict, line: list[tuple]) -> None:
-    """One stroke with the mouse through the line's points (canvas pixels), one mouse event every ~5 px as a hand
-    moving at a steady speed gives."""
-    x0, y0, s = box["x"], box["y"], box["width"] / CANVAS
-    page.mouse.move(x0 + line[0][0] * s, y0 + line[0][1] * s)
-    page.mouse.down()
-    last = line[0]
-    for x, y in line[1:] or line:
-        steps = max(1, int(np.hypot(x - last[0], y - last[1]) // 5))
-        page.mouse.move(x0 + x * s, y0 + y * s, steps=steps)
-        last = (x, y)
-    page.mouse.up()
-
-
 def canvas_pixels(page) -> np.ndarray:
     from PIL import Image
     url = page.locator("canvas.dc-canvas.lower-canvas").first.evaluate("c => c.toDataURL('image/png')")
@@ -85,7 +71,7 @@ def draw(args) -> int:
 
     from core.app import model_service
     from core.runs.store import RunStore
-    from tests.support.canvas import ink, settled_box
+    from tests.support.canvas import ink, settled_box, stroke
     from tests.support.helpers import wait_for
     from tests.support.server import CHROMIUM, CHROMIUM_ARGS, start_server
 
@@ -122,7 +108,7 @@ def draw(args) -> int:
                         if read:  # the reading shown must be this drawing's: start from the empty canvas's line
                             expect(page.get_by_text("canvas is empty")).to_be_visible(timeout=60_000)
                         for line in placed(image, rng, size):
-                            pen(page, box, line)
+                            stroke(page, line, box=box, every_px=5)  # a hand's steady speed
                         wait_for(lambda: ink(page) > 0, 30, "the drawing on the canvas")
                         kept.append(canvas_pixels(page))
                         meta.append((i, int(label), width, size[0]))

@@ -3,13 +3,14 @@ to the model (core/data/drawing.py: stroke evened to MNIST's width, fitted into 
 the model learns that look too (bench/drawn_digits.py measures the gain on digits drawn through the canvas).
 
 The redrawn training split is made once per source and kept in a cache outside the work tree:
-$STUDIO_DATA_CACHE, else $XDG_CACHE_HOME/mindspore-studio/drawn-look, else ~/.cache/mindspore-studio/drawn-look.
+$STUDIO_DATA_CACHE, else the user's cache (core/user_cache.py: ~/.cache/mindspore-studio/drawn-look).
 """
 from __future__ import annotations
 
 import hashlib
-import os
+import shutil
 import tempfile
+from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -17,6 +18,7 @@ import numpy as np
 from core.data.drawing import MNIST_STROKE_PX, DrawingError, to_mnist
 from core.data.folders import SPLIT_FILES, MnistFolder
 from core.data.idx import read_images, read_labels, write_idx
+from core.user_cache import user_cache_dir
 
 __all__ = ["SHARE", "redrawn", "drawn_look_folder", "drawn_look_ready", "cache_dir"]
 
@@ -24,10 +26,7 @@ SHARE = 0.5  # half the training images redrawn (each run sees the same half), h
 
 
 def cache_dir() -> Path:
-    if os.environ.get("STUDIO_DATA_CACHE"):
-        return Path(os.environ["STUDIO_DATA_CACHE"])
-    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    return base / "mindspore-studio" / "drawn-look"
+    return user_cache_dir("drawn-look", "STUDIO_DATA_CACHE")
 
 
 def redrawn(image: np.ndarray) -> np.ndarray:
@@ -41,7 +40,15 @@ def redrawn(image: np.ndarray) -> np.ndarray:
 def _cached_root(folder: MnistFolder) -> Path:
     """Where folder's redrawn training split is kept: named by its images' bytes and the redrawing's settings."""
     source = folder.split_dir("train") / SPLIT_FILES["train"][0]
-    return cache_dir() / hashlib.sha256(source.read_bytes() + f"{MNIST_STROKE_PX}:{SHARE}".encode()).hexdigest()[:16]
+    stat = source.stat()
+    return cache_dir() / _key(source, stat.st_size, stat.st_mtime_ns)
+
+
+@lru_cache(maxsize=16)
+def _key(source: Path, size: int, mtime_ns: int) -> str:
+    """The images' hash, read once per version of the file (a run asks for it when it starts and again when it
+    loads its data)."""
+    return hashlib.sha256(source.read_bytes() + f"{MNIST_STROKE_PX}:{SHARE}".encode()).hexdigest()[:16]
 
 
 def drawn_look_ready(folder: MnistFolder) -> bool:
@@ -75,7 +82,4 @@ def _write_atomically(root: Path, images: np.ndarray, labels: np.ndarray) -> Non
     try:
         staging.rename(root)
     except OSError:  # another run put its copy there first: the same bytes
-        for f in (staging / "train").iterdir():
-            f.unlink()
-        (staging / "train").rmdir()
-        staging.rmdir()
+        shutil.rmtree(staging)

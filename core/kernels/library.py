@@ -18,6 +18,8 @@ import tempfile
 from functools import lru_cache
 from pathlib import Path
 
+from core.user_cache import user_cache_dir
+
 __all__ = ["SOURCES", "HEADERS", "FLAGS", "SWITCH", "switched_off", "cache_dir", "library_path", "library", "build"]
 
 SOURCES = tuple(sorted(Path(__file__).parent.glob("*.cc")))
@@ -32,10 +34,7 @@ def switched_off() -> bool:
 
 
 def cache_dir() -> Path:
-    if os.environ.get("STUDIO_KERNEL_CACHE"):
-        return Path(os.environ["STUDIO_KERNEL_CACHE"])
-    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    return base / "mindspore-studio" / "kernels"
+    return user_cache_dir("kernels", "STUDIO_KERNEL_CACHE")
 
 
 def _cpu_model() -> str:

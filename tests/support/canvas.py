@@ -1,5 +1,6 @@
 """Drawing on the Draw page's canvas in a real browser (Playwright): a stroke with the mouse, and the ink on it."""
 
+import math
 import time
 
 SEVEN = [(70, 60), (210, 60), (165, 130), (130, 200), (115, 240)]  # a 7: the bar, then the stem
@@ -23,14 +24,19 @@ def settled_box(page) -> dict:
     raise AssertionError(f"the canvas kept moving: last at {box}")
 
 
-def stroke(page, points) -> None:
-    """Draw through points given in the canvas's own 280x280 pixels."""
-    box = settled_box(page)
+def stroke(page, points, box: dict | None = None, every_px: float | None = None) -> None:
+    """Draw through points given in the canvas's own 280x280 pixels (a single point: a dot). box: the canvas's
+    settled box, when the caller has it; every_px: one mouse event per that many pixels of the way (a hand at a
+    steady speed), else 12 between each two points."""
+    box = box or settled_box(page)
     x0, y0, s = box["x"], box["y"], box["width"] / 280
     page.mouse.move(x0 + points[0][0] * s, y0 + points[0][1] * s)
     page.mouse.down()
-    for x, y in points[1:]:
-        page.mouse.move(x0 + x * s, y0 + y * s, steps=12)
+    last = points[0]
+    for x, y in points[1:] or points:
+        steps = 12 if every_px is None else max(1, int(math.hypot(x - last[0], y - last[1]) // every_px))
+        page.mouse.move(x0 + x * s, y0 + y * s, steps=steps)
+        last = (x, y)
     page.mouse.up()
 
 
