@@ -22,6 +22,13 @@ _CHOSEN_MARK = "STUDIO_CHOSE_ONEDNN_ISA"  # set when the value below was our cho
 # tests/process/test_teaching.py checks that K steps per call still train the same weights bit for bit as one per call.
 LOAD_COPIES = "MS_DEV_SIDE_EFFECT_LOAD_ELIM"  # its level per network: NetworkSpec.load_copies
 
+# numpy asks Linux for 2 MB pages for every array of 4 MB or more (madvise). On the virtual machines this studio
+# is measured on, the first touch of such a page costs ~10 ms: the first batch of a run, written into the 14 MB
+# array of normalised images (core/data/memory_batches.py), took 100-160 ms of Start, and np.ones of 14 MB took
+# 0.15 s against 0.011 s with 4 kB pages (2026-12-04). The studio's large numpy arrays are read a batch at a
+# time, where 2 MB pages gain nothing measurable; MindSpore's own memory is not numpy's. A value the user set is kept.
+HUGE_PAGES = "NUMPY_MADVISE_HUGEPAGE"
+
 
 def prepare_process(network: str | None = None) -> bool:
     """Set the environment for this process's MindSpore. Returns False if mindspore was already imported
@@ -34,7 +41,16 @@ def prepare_process(network: str | None = None) -> bool:
         os.environ[_CHOSEN_MARK] = "1"
     if copies := spec and spec.load_copies:
         os.environ.setdefault(LOAD_COPIES, copies)
+    _numpy_page_size()
     return "mindspore" not in sys.modules
+
+
+def _numpy_page_size() -> None:
+    """Small pages for numpy's arrays (HUGE_PAGES above), in this process and its children."""
+    os.environ.setdefault(HUGE_PAGES, "0")
+    if "numpy" in sys.modules:  # numpy reads the variable when it is imported; after that, its own switch
+        import numpy as np
+        np.core.multiarray._set_madvise_hugepage(os.environ[HUGE_PAGES] != "0")  # type: ignore[attr-defined]
 
 
 _gc_tuned = False

@@ -15,6 +15,7 @@ from core.runs.run_queue import RunQueue
 from core.runs.store import RunStore
 from ui.confusion import confusion_timelapse
 from ui.curves import CurveOptions, History, curves, downsampling_note, read_history
+from ui.first_step import send_first_step
 from ui.format import STATUS_ICONS, fmt_duration, fmt_eta, sentence
 from ui.identity import actions, attempt, refused_here
 from ui.language import label, language, say, source_word, status_word, t
@@ -160,6 +161,7 @@ def draw_body(store: RunStore, view: RunView, options: CurveOptions) -> None:
     # curve tall enough for the back row fill the first screen (tests/browser/test_browser_lesson.py).
     chart_slot = st.container() if options.present else None
     _progress(run, view.live.get(LEARNING_RATE))
+    send_first_step()  # on the page Start opened: the step goes out now, before the curves are built
     with chart_slot or st.container():
         _curves(store, view, options)
     _figures(run, view.training_s)

@@ -78,6 +78,25 @@ def test_only_the_mlps_training_processes_skip_mindspores_weight_copies(monkeypa
     assert os.environ[runtime.LOAD_COPIES] == "1"
 
 
+def test_numpy_takes_small_pages_in_every_studio_process_unless_the_user_said_otherwise(monkeypatch):
+    """A run's first batch waited 100-160 ms for numpy's 2 MB pages on this kind of machine (core/runtime.py)."""
+    import numpy as np
+
+    from core import runtime
+    toggle = np.core.multiarray._set_madvise_hugepage
+    before = toggle(True)
+    try:
+        monkeypatch.delenv(runtime.HUGE_PAGES, raising=False)
+        runtime.prepare_process("mlp")
+        assert runtime.child_environment()[runtime.HUGE_PAGES] == "0"
+        assert toggle(False) is False, "numpy, imported already, was switched to small pages"
+        monkeypatch.setenv(runtime.HUGE_PAGES, "1")  # the user's
+        runtime.prepare_process("mlp")
+        assert toggle(False) is True
+    finally:
+        toggle(before)
+
+
 @pytest.mark.parametrize("name, raw", [("epochs", "１"), ("seed", "1_000"), ("learning_rate", "0.0_1"),
                                        ("batch_size", "６４")])
 def test_numbers_are_plain_ascii_digits(name, raw):

@@ -55,3 +55,48 @@ def test_the_wait_ends_after_its_limit_when_no_step_comes(store):
     started = time.monotonic()
     assert await_first_step(store, store.get(run_id)).step == 0
     assert FIRST_STEP_WAIT_S <= time.monotonic() - started < FIRST_STEP_WAIT_S + 0.5
+
+
+class _Queue:
+    """A browser queue that the event loop empties after `checks` looks."""
+
+    def __init__(self, checks: int):
+        self.checks = checks
+
+    def is_empty(self) -> bool:
+        self.checks -= 1
+        return self.checks < 0
+
+
+def test_the_drawing_that_waited_lets_its_step_go_out_before_the_page_goes_on(store, monkeypatch):
+    import ui.first_step as first_step
+    queue = _Queue(checks=5)
+    monkeypatch.setattr(first_step, "_browser_queue", lambda: queue)
+    run_id = running_run(store)
+    store.add_steps(run_id, [(1, 1, 2.3, 0.1)], step=1, epoch=1)
+    st.session_state["_await_first_step"] = run_id
+    await_first_step(store, store.get(run_id))
+    first_step.send_first_step()
+    assert queue.checks == -1, "it looked until the queue was empty"
+    queue.checks = 5
+    first_step.send_first_step()  # the live view's next drawing: nothing to wait for
+    assert queue.checks == 5
+
+
+def test_the_wait_to_send_has_a_limit(store, monkeypatch):
+    import ui.first_step as first_step
+    monkeypatch.setattr(first_step, "_browser_queue", lambda: _Queue(checks=10**9))
+    st.session_state["_send_first_step"] = True
+    started = time.monotonic()
+    first_step.send_first_step()
+    assert first_step.SEND_WAIT_S <= time.monotonic() - started < first_step.SEND_WAIT_S + 0.2
+
+
+def test_streamlit_still_keeps_the_browser_queue_that_the_wait_looks_at():
+    """ui/first_step.py reads AppSession._browser_queue (Streamlit 1.67): this fails when an upgrade renames it."""
+    import inspect
+
+    from streamlit.runtime.app_session import AppSession
+    from streamlit.runtime.forward_msg_queue import ForwardMsgQueue
+    assert "self._browser_queue = ForwardMsgQueue()" in inspect.getsource(AppSession.__init__)
+    assert callable(ForwardMsgQueue.is_empty)
