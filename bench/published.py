@@ -449,6 +449,25 @@ def drawn_digits() -> list[str]:
     return rows
 
 
+def pynative_account() -> list[str]:
+    """bench/pynative_account.py: one operator's dispatch in each mode, and a training step's time in each."""
+    data = _load("pynative_account")
+    add = data["us_per_add"]
+    rows = [_source(data), "",
+            f"One `ops.add` of two (64, 10) tensors, {data['n_adds']} in a row (median of {data['reps']} processes per "
+            f"mode): **PyNative {add['pynative']:.1f} µs**, Graph {add['graph']:.1f} µs (one graph of "
+            f"{data['n_adds']} additions).", "",
+            "| network | kernel launches per PyNative step (profiler) | PyNative, ms per step | Graph, one step per "
+            f"call | Graph, {data['k']} steps per call (the studio's) | PyNative ÷ Graph (the studio's) | PyNative ÷ "
+            "Graph, one per call | Graph one per call + launches × (PyNative − Graph per operator) |",
+            "|---|---|---|---|---|---|---|---|"]
+    for r in data["rows"]:
+        rows.append(f"| {r['network']} | {r['launches_per_step']:g} | {r['pynative_ms']:.2f} | "
+                    f"{r['graph_one_per_call_ms']:.2f} | {r['graph_k_per_call_ms']:.2f} | {r['pynative_vs_graph_k']:.2f}× | "
+                    f"{r['pynative_vs_graph_one']:.2f}× | {r['predicted_pynative_ms']:.2f} |")
+    return rows
+
+
 TABLES: dict[str, Callable[[], list[str]]] = {
     "accuracy": accuracy, "step-variants": step_variants, "augmentation": augmentation,
     "distributed": distributed, "user-visible": user_visible, "page-times": page_times, "best-5k": best_5k,
@@ -457,14 +476,15 @@ TABLES: dict[str, Callable[[], list[str]]] = {
     "server-cost": server_cost, "remote-paths": remote_paths, "queue-latency": queue_latency,
     "profile-step": profile_step, "mlp-matmuls": mlp_matmuls, "loop-breakdown": loop_breakdown,
     "calls-per-epoch": calls_per_epoch, "summary-scale": summary_scale, "class-ws": class_ws,
-    "class-cost": class_cost, "drawn-digits": drawn_digits}
+    "class-cost": class_cost, "drawn-digits": drawn_digits, "pynative-account": pynative_account}
 FILES = {"queue-latency": ["queue.json", "queue-postgresql.json"], "remote-paths": ["remote_paths.json"], "server-cost": ["server_cost.json"], "store-backends": ["store_backends.json"], "start-latency": ["start_latency.json"], "load": ["load_viewers.json", "load.json"], "predict-latency": ["predict_latency.json"], "best-5k": ["best_5k.json"], "finetune-cost": ["finetune_cost.json"], "accuracy": ["accuracy.json"], "step-variants": ["step_variants.json"], "augmentation": ["augmentation.json"],
          "distributed": ["distributed-lenet5.json", "distributed-mlp.json"], "user-visible": ["user_visible.json"],
          "page-times": ["page_times.json"], "profile-step": ["profile_step.json"],
          "mlp-matmuls": ["mlp_matmuls.json"], "loop-breakdown": ["loop_breakdown.json"],
          "calls-per-epoch": ["calls_per_epoch-lenet5.json", "calls_per_epoch-mlp.json"],
          "summary-scale": ["summary_import.json", "page_times_imported.json"], "class-ws": ["class_ws.json"],
-         "class-cost": ["class_cost.json"], "drawn-digits": ["drawn_digits.json"]}  # what each table is made of
+         "class-cost": ["class_cost.json"], "drawn-digits": ["drawn_digits.json"],
+         "pynative-account": ["pynative_account.json"]}  # what each table is made of
 
 
 def render(name: str) -> str:

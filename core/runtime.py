@@ -25,7 +25,7 @@ LOAD_COPIES = "MS_DEV_SIDE_EFFECT_LOAD_ELIM"  # its level per network: NetworkSp
 # numpy asks Linux for 2 MB pages for every array of 4 MB or more (madvise). On the virtual machines this studio
 # is measured on, the first touch of such a page costs ~10 ms: the first batch of a run, written into the 14 MB
 # array of normalised images (core/data/memory_batches.py), took 100-160 ms of Start, and np.ones of 14 MB took
-# 0.15 s against 0.011 s with 4 kB pages (2026-12-04). The studio's large numpy arrays are read a batch at a
+# 0.15 s against 0.011 s with 4 kB pages (docs/performance.md). The studio's large numpy arrays are read a batch at a
 # time, where 2 MB pages gain nothing measurable; MindSpore's own memory is not numpy's. A value the user set is kept.
 HUGE_PAGES = "NUMPY_MADVISE_HUGEPAGE"
 
@@ -48,9 +48,9 @@ def prepare_process(network: str | None = None) -> bool:
 def _numpy_page_size() -> None:
     """Small pages for numpy's arrays (HUGE_PAGES above), in this process and its children."""
     os.environ.setdefault(HUGE_PAGES, "0")
-    if "numpy" in sys.modules:  # numpy reads the variable when it is imported; after that, its own switch
-        import numpy as np
-        np.core.multiarray._set_madvise_hugepage(os.environ[HUGE_PAGES] != "0")  # type: ignore[attr-defined]
+    numpy = sys.modules.get("numpy")  # numpy reads the variable when it is imported; after that, its own switch
+    if numpy is not None:
+        numpy.core.multiarray._set_madvise_hugepage(os.environ[HUGE_PAGES] != "0")
 
 
 _gc_tuned = False

@@ -10,7 +10,7 @@ started paused or started elsewhere is drawn at once.
 Then the progress line goes out before the curves are built. Streamlit's event-loop thread sends what a page
 run has drawn, and it needs the interpreter lock to do so: while the page's thread went on building the
 curves (0.3-1.0 s with the training on both cores), the progress line, already drawn, reached the browser
-0.1-0.4 s late (server traces of bench/start_latency.py, 2026-12-04). `send_first_step` lets the page's
+0.1-0.4 s late (server traces of bench/start_latency.py: docs/performance.md). `send_first_step` lets the page's
 thread sleep until this session's queue is empty, at most SEND_WAIT_S, on that drawing only.
 """
 from __future__ import annotations
