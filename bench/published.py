@@ -131,6 +131,8 @@ def start_latency() -> list[str]:
     figures = [("Start → first live step on the page (from the click's pointerdown)", "click_to_first_live_step_s"),
                ("of which: the server's part (the click → the frame with the step reaches the browser)",
                 "click_to_server_sent_first_step_s"),
+               ("of which: the server's own part (the click → the step handed to the browser's connection, by "
+                "the server's log; warm: the page Start opened)", "click_to_server_wrote_first_step_s"),
                ("of which: the browser drawing it (Chromium on the two cores the run trains on)", "browser_drawing_s"),
                ("the click → the run taken from the queue (the page, the dispatcher)", "click_to_worker_start_s"),
                ("the click → the first step done", "click_to_first_step_done_s"),

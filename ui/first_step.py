@@ -25,12 +25,13 @@ from streamlit.runtime.scriptrunner import get_script_run_ctx
 from core.runs.rows import Request, Run, Status
 from core.runs.store import RunStore
 
-__all__ = ["FIRST_STEP_WAIT_S", "SEND_WAIT_S", "await_first_step", "send_first_step"]
+__all__ = ["FIRST_STEP_SENT", "FIRST_STEP_WAIT_S", "SEND_WAIT_S", "await_first_step", "send_first_step"]
 
 FIRST_STEP_WAIT_S = 1.5
 SEND_WAIT_S = 0.2
 _CHECK_EVERY_S = 0.05
 _SEND_CHECK_EVERY_S = 0.002
+FIRST_STEP_SENT = "first step sent to the browser: run"  # the server's log line (bench/start_latency.py)
 _SENDING = "_send_first_step"  # set by await_first_step on the drawing that waited, taken by send_first_step
 
 _LOG = get_logger(__name__)
@@ -49,15 +50,18 @@ def await_first_step(store: RunStore, run: Run) -> Run:
     return run
 
 
-def send_first_step() -> None:
+def send_first_step(run: Run) -> None:
     """On the drawing that awaited the first step: let what the page has drawn so far reach the browser now
-    (at most SEND_WAIT_S), before the page goes on. Elsewhere, nothing."""
+    (at most SEND_WAIT_S), before the page goes on, and say in the server's log when it was handed to the
+    browser's connection (bench/start_latency.py reads it: the server's own part of a Start). Elsewhere, nothing."""
     if not st.session_state.pop(_SENDING, False):
         return
     queue = _browser_queue()
     deadline = time.monotonic() + SEND_WAIT_S
     while queue is not None and not queue.is_empty() and time.monotonic() < deadline:
         time.sleep(_SEND_CHECK_EVERY_S)  # releases the interpreter lock: the event loop sends
+    if run.step >= 1 and queue is not None:
+        _LOG.info("%s %s at %.3f", FIRST_STEP_SENT, run.id, time.time())
 
 
 def _browser_queue():

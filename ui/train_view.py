@@ -161,7 +161,7 @@ def draw_body(store: RunStore, view: RunView, options: CurveOptions) -> None:
     # curve tall enough for the back row fill the first screen (tests/browser/test_browser_lesson.py).
     chart_slot = st.container() if options.present else None
     _progress(run, view.live.get(LEARNING_RATE))
-    send_first_step()  # on the page Start opened: the step goes out now, before the curves are built
+    send_first_step(run)  # on the page Start opened: the step goes out now, before the curves are built
     with chart_slot or st.container():
         _curves(store, view, options)
     _figures(run, view.training_s)

@@ -72,15 +72,18 @@ def test_the_drawing_that_waited_lets_its_step_go_out_before_the_page_goes_on(st
     import ui.first_step as first_step
     queue = _Queue(checks=5)
     monkeypatch.setattr(first_step, "_browser_queue", lambda: queue)
+    said = []
+    monkeypatch.setattr(first_step._LOG, "info", lambda *args: said.append(args[0] % args[1:]))
     run_id = running_run(store)
     store.add_steps(run_id, [(1, 1, 2.3, 0.1)], step=1, epoch=1)
     st.session_state["_await_first_step"] = run_id
-    await_first_step(store, store.get(run_id))
-    first_step.send_first_step()
+    run = await_first_step(store, store.get(run_id))
+    first_step.send_first_step(run)
     assert queue.checks == -1, "it looked until the queue was empty"
+    assert len(said) == 1 and said[0].startswith(f"{first_step.FIRST_STEP_SENT} {run_id} at "), said
     queue.checks = 5
-    first_step.send_first_step()  # the live view's next drawing: nothing to wait for
-    assert queue.checks == 5
+    first_step.send_first_step(run)  # the live view's next drawing: nothing to wait for
+    assert queue.checks == 5 and len(said) == 1
 
 
 def test_the_wait_to_send_has_a_limit(store, monkeypatch):
@@ -88,7 +91,7 @@ def test_the_wait_to_send_has_a_limit(store, monkeypatch):
     monkeypatch.setattr(first_step, "_browser_queue", lambda: _Queue(checks=10**9))
     st.session_state["_send_first_step"] = True
     started = time.monotonic()
-    first_step.send_first_step()
+    first_step.send_first_step(store.get(running_run(store)))
     assert first_step.SEND_WAIT_S <= time.monotonic() - started < first_step.SEND_WAIT_S + 0.2
 
 
