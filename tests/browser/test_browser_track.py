@@ -10,7 +10,8 @@ import pytest
 
 from core import PROJECT_ROOT
 from core.runs.store import RunStore
-from tests.support.helpers import wait_for
+from core.runs.rows import Request
+from tests.support.helpers import settle, wait_for
 from tests.support.server import CHROMIUM, CHROMIUM_ARGS, require_chromium, start_server
 from tests.browser.test_browser import SHOTS, shot
 
@@ -46,7 +47,13 @@ def test_a_tracked_scripts_run_shows_live_on_train_and_the_pages_stop_ends_it(tm
             wait_for(lambda: steps_shown(page) > first, timeout=30, what="the page's steps to move on")
             expect(page.locator(".js-plotly-plot").first).to_be_visible()
             shot(page, f"track-1-{example[:-3]}-live-on-train")
+            # Clicked once the page has shown its last run: in a loaded CI a click made during a whole-page run
+            # never reached the store (the run's request stayed "run" for 120 s).
+            settle(page)
             page.get_by_role("button", name="Stop").first.click()
+            (run,) = store.list_runs()
+            wait_for(lambda: store.get(run.id).request == Request.STOP or not store.get(run.id).active, timeout=60,
+                     what="the page's Stop in the store")
             out, _ = script.communicate(timeout=120)
             assert script.returncode == 0, out
             expect(page.get_by_text("my notebook loop — stopped")).to_be_visible()
