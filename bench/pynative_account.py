@@ -32,7 +32,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.record import stamp  # noqa: E402
+from bench.record import save, stamp  # noqa: E402
 
 N_ADDS = 400
 STEPS = 60       # timed training steps per measurement (after WARM_UP)
@@ -187,9 +187,8 @@ def main(argv: list[str] | None = None) -> dict:
     out = {"command": f"python -m bench.pynative_account --reps {args.reps}", **stamp(),
            "n_adds": N_ADDS, "k": K, "reps": args.reps, "us_per_add": dispatch,
            "runs": {"adds": adds, "steps": {f"{n} {m}": v for (n, m), v in steps.items()}}, "rows": rows}
-    path = ROOT / "bench" / "results" / "pynative_account.json"
-    path.write_text(json.dumps(out, indent=2) + "\n")
-    print(f"one operator: PyNative {dispatch['pynative']} us, Graph {dispatch['graph']} us; written: {path}")
+    print(f"one operator: PyNative {dispatch['pynative']} us, Graph {dispatch['graph']} us")
+    save("pynative_account", out)
     return out
 
 
