@@ -1,58 +1,108 @@
-"""A worker process started before it is needed, so that Start does not wait for Python and MindSpore to load:
+"""A worker process that trains run after run of one network, so that Start does not wait for Python and MindSpore
+to load:
 
-    python -m core.cli.warm_worker NETWORK --store DIR       (started by the app server: core/runs/launch/warm_pool.py)
+    python -m core.cli.warm_worker NETWORK --store DIR [--run RUN_ID] [--ready-fd FD] [--idle-s S]
+    (started by core/runs/launch/warm_pool.py)
 
-It sets the MindSpore environment of NETWORK (the oneDNN cap is per network and fixed at import), imports
-MindSpore and the trainer, builds the default run's model and compiles its first graphs (core.training.prepared;
-LeNet-5 with its custom operators, core.kernels), then waits for one run id on stdin and trains that run
-exactly as core.cli.worker does (its output then goes to the run's log). One run per process: the next is another
-fresh process. At the end of stdin without a run id (the app server has gone) it exits.
+It sets the MindSpore environment of NETWORK (the oneDNN cap is per network and fixed at import) and imports
+MindSpore and the trainer. Without --run (started ahead by the app server) it builds the default run's model and
+compiles its first graphs (core.training.prepared; LeNet-5 with its custom operators, core.kernels), then waits for
+a run id on stdin; with --run it trains that run at once. It trains each run exactly as core.cli.worker does (its
+output then goes to the run's log). After a run that completed it writes `ready` to --ready-fd and waits for
+the next run id, at most --idle-s seconds (0: for ever); it exits after a run that did not complete, after
+MAX_RUNS runs, at the end of stdin (the pool let it go, or its server has gone), or when nobody reads --ready-fd.
 """
 from __future__ import annotations
 
 import argparse
 import os
+import select
 import signal
 import sys
 import time
 
 from core.config import TrainConfig
 from core.data.folders import validate_mnist_dir
+from core.runs.launch.warm_pool import log_path
+from core.runs.store import RunStore
 from core.runs.worker.entry import raise_interrupt
 from core.runs.store.arguments import add_store_arguments, open_store
 from core.runtime import prepare_process
 
 READY = "warm worker ready:"  # its log says when it could take a run (bench/start_latency.py waits for it)
+MAX_RUNS = 50  # then a fresh process: nothing a long life gathers (caches, fragments) builds up
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description="Wait, warmed up, for a run of NETWORK; then train it.")
+    ap = argparse.ArgumentParser(description="Wait, warmed up, for runs of NETWORK; train each.")
     ap.add_argument("network")
     add_store_arguments(ap, required=True)
+    ap.add_argument("--run", default=None, help="train this run at once (a worker started for it)")
+    ap.add_argument("--ready-fd", type=int, default=None, help="say `ready` here after each completed run, and "
+                                                                "wait for another (else exit after one run)")
+    ap.add_argument("--idle-s", type=float, default=0.0, help="wait at most this long for the next run (0: for ever)")
     args = ap.parse_args(argv)
     began = time.monotonic()
     prepare_process(args.network)
     signal.signal(signal.SIGTERM, raise_interrupt)
     from core.runs.worker.execute import execute  # deferred: warming up is loading MindSpore and the trainer now
-    _prepare_default_model(args.network)
+    if args.run is None:
+        _prepare_default_model(args.network)
     print(f"{READY} {args.network} in {time.monotonic() - began:.1f} s (pid {os.getpid()})", flush=True)
-    run_id = sys.stdin.readline().strip()
-    if not run_id:
-        return 0  # nobody needs this process any more
-    store = open_store(args)
-    store.ride_out_outages()  # a database restart pauses the run instead of ending it
+    run_id = args.run or _next_run_id(None)
+    store = open_store(args) if run_id else None
+    if store is not None:
+        store.ride_out_outages()  # a database restart pauses the run instead of ending it
+    served = 0
+    while run_id and store is not None:
+        status = _train(store, run_id, args.network, execute)
+        served += 1
+        if status != "completed" or args.ready_fd is None or served >= MAX_RUNS:
+            return 0 if status is not None else 1
+        _output_to(log_path(store, args.network))
+        print(f"{READY} {args.network} again after {served} run(s) (pid {os.getpid()})", flush=True)
+        if not _say_ready(args.ready_fd):
+            return 0
+        run_id = _next_run_id(args.idle_s or None)
+    return 0
+
+
+def _train(store: RunStore, run_id: str, network: str, execute) -> str | None:
+    """Train the run with this process's output in its log; its final status (None: it could not be trained)."""
     _output_to(store.log_path(run_id))
     run = store.get(run_id)
-    if run is None or run.config.network != args.network:
-        print(f"run {run_id}: not a {args.network} run of {store.where}", file=sys.stderr)
-        return 2
+    if run is None or run.config.network != network:
+        print(f"run {run_id}: not a {network} run of {store.where}", file=sys.stderr, flush=True)
+        return None
     try:
         status = execute(store, run_id)
     except Exception as e:
-        print(f"run {run_id} failed: {e}", file=sys.stderr)
-        return 1
-    print(f"run {run_id}: {status}")
-    return 0
+        print(f"run {run_id} failed: {e}", file=sys.stderr, flush=True)
+        return None
+    print(f"run {run_id}: {status}", flush=True)
+    return status
+
+
+def _next_run_id(timeout_s: float | None) -> str:
+    """The next line of stdin ('' at its end, or when timeout_s passed without one)."""
+    line = b""
+    while not line.endswith(b"\n"):
+        ready, _, _ = select.select([0], [], [], timeout_s)
+        if not ready:
+            return ""
+        chunk = os.read(0, 1)
+        if not chunk:
+            return ""
+        line += chunk
+    return line.decode().strip()
+
+
+def _say_ready(fd: int) -> bool:
+    try:
+        os.write(fd, b"ready\n")
+        return True
+    except OSError:  # the pool's process has gone: nobody will hand this worker a run
+        return False
 
 
 def _prepare_default_model(network: str) -> None:
@@ -70,13 +120,13 @@ def _prepare_default_model(network: str) -> None:
 
 
 def _output_to(path) -> None:
-    """From now on this process's stdout and stderr (MindSpore's too) go to the run's log."""
+    """From now on this process's stdout and stderr (MindSpore's too) go to the file at path (appended)."""
     sys.stdout.flush()
     sys.stderr.flush()
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
-    os.dup2(fd, 1)
-    os.dup2(fd, 2)
-    os.close(fd)
+    target = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    os.dup2(target, 1)
+    os.dup2(target, 2)
+    os.close(target)
 
 
 if __name__ == "__main__":

@@ -12,12 +12,13 @@ import pytest
 from core.app import model_service
 from core.runs.store import RunStore
 from tests.support.canvas import SEVEN, ink, stroke
-from tests.support.helpers import let_pass, nav, wait_for
+from tests.support.helpers import let_pass, nav, settle, wait_for
 from tests.support.mirror import Server
 from tests.support.server import CHROMIUM, CHROMIUM_ARGS, require_chromium, start_server
 
 require_chromium(pytest)
 
+from playwright.sync_api import TimeoutError as PlaywrightTimeout  # noqa: E402
 from playwright.sync_api import expect, sync_playwright  # noqa: E402
 
 PAGES = ("data", "configure", "train", "evaluate", "draw", "compare", "sweeps", "weights", "runs")
@@ -58,8 +59,19 @@ def heading(page, title: str):
 
 
 def switch_language(page, name: str):
-    page.locator('[data-testid="stSidebar"] [data-testid="stSelectbox"]').last.click()
-    page.get_by_role("option", name=name).click()
+    """Choose `name` in the sidebar's language box once the page has settled; a list that a late rerun closed
+    before it showed is opened again (a click on a box the rerun replaces opens nothing)."""
+    box = page.locator('[data-testid="stSidebar"] [data-testid="stSelectbox"]').last
+    option = page.get_by_role("option", name=name)
+    for _ in range(3):
+        settle(page)
+        box.click()
+        try:
+            option.wait_for(state="visible", timeout=10_000)
+            break
+        except PlaywrightTimeout:
+            continue
+    option.click()
 
 
 def choose(page, label: str, name: str):

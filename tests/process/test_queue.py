@@ -93,19 +93,22 @@ def test_only_one_of_two_dispatchers_acts_and_a_stopped_ones_lease_passes(store)
 
 
 def actor(*args) -> subprocess.Popen:
+    """A queue actor (tests/support/queue_actor.py); a dispatcher dispatches until its stdin is closed."""
     return subprocess.Popen([sys.executable, "-m", "tests.support.queue_actor", *map(str, args)], cwd=PROJECT_ROOT,
-                            env=dict(os.environ, PYTHONPATH=str(PROJECT_ROOT)), stdout=subprocess.PIPE, text=True)
+                            env=dict(os.environ, PYTHONPATH=str(PROJECT_ROOT)), stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, text=True)
 
 
 def test_ten_submitters_and_two_dispatcher_processes_start_every_run_once_in_order(store, tmp_path):
     log = tmp_path / "starts.log"
-    dispatchers = [actor("dispatch", store.root, log, 25) for _ in range(2)]
+    dispatchers = [actor("dispatch", store.root, log, 300) for _ in range(2)]
     for d in dispatchers:
         assert d.stdout.readline().strip() == "dispatching"
     submitters = [actor("submit", store.root, f"user{i}", 3) for i in range(10)]
     assert all(p.wait(timeout=60) == 0 for p in submitters)
-    wait_for(lambda: all(r.status == "completed" for r in store.list_runs()), timeout=60, what="all 30 runs")
+    wait_for(lambda: all(r.status == "completed" for r in store.list_runs()), timeout=120, what="all 30 runs")
     for d in dispatchers:
+        d.stdin.close()  # done: each dispatcher ends
         d.wait(timeout=60)
     starts = [line.split() for line in log.read_text().splitlines()]
     runs = store.list_runs()

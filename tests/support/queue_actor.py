@@ -2,7 +2,7 @@
 moment (so that many runs pass quickly), and a submitter. Every start is appended to a log file, one line per
 start, so that a test can prove no run starts twice.
 
-    python -m tests.support.queue_actor dispatch STORE LOG SECONDS [RUN_S]
+    python -m tests.support.queue_actor dispatch STORE LOG SECONDS [RUN_S]   (until its stdin ends, SECONDS at most)
     python -m tests.support.queue_actor submit STORE SUBMITTER N
 """
 import os
@@ -34,6 +34,7 @@ def main(argv):
         store, log, seconds = RunStore(argv[1]), argv[2], float(argv[3])
         run_s = float(argv[4]) if len(argv) > 4 else 0.05
         stop = threading.Event()
+        threading.Thread(target=lambda: (sys.stdin.read(), stop.set()), daemon=True).start()
         Dispatcher(store, stand_in_worker(log, run_s)).start_thread()
         print("dispatching", flush=True)
         stop.wait(seconds)

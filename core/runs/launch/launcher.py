@@ -18,7 +18,7 @@ from core.runs.launch.dask_executor import DaskExecutor, scheduler_setting
 from core.runs.launch.dispatcher import Dispatcher
 from core.runs.run_queue import RunQueue
 from core.runs.store import RunStore
-from core.runs.launch.warm_pool import WarmPool, warm_wanted
+from core.runs.launch.warm_pool import REUSED_IDLE_S, WarmPool, reuse_wanted, warm_wanted
 
 STOP_GRACE_S = 5.0  # a stop request is honoured between steps; after this the process is terminated
 
@@ -47,9 +47,10 @@ def serve(store: RunStore) -> None:
             return
     dispatcher = dispatcher_for(store)
     with _lock:
-        if warm_wanted() and store.key not in _pools:
-            _pools[store.key] = WarmPool(store)
-            _pools[store.key].fill()
+        pool = _pools.get(store.key)
+        if warm_wanted() and (pool is None or not pool.ahead):
+            pool = _pools[store.key] = pool or WarmPool(store)
+            pool.fill()
         if store.key not in _serving:
             _serving[store.key] = dispatcher.start_thread()[1]
 
@@ -84,30 +85,47 @@ def resume(store: RunStore, run_id: str) -> str:
 
 def spawn(store: RunStore, run_id: str) -> None:
     """Start the worker process of a run the queue handed out: a warm one waiting for its network when this
-    process keeps a pool (core/runs/launch/warm_pool.py), else a fresh one."""
-    run, pool = store.get(run_id), _pools.get(store.key)
-    proc = pool.take(run.config.network, run_id) if pool is not None and run is not None and run.config.workers <= 1 \
-        else None
+    process's pool has one (core/runs/launch/warm_pool.py), else a new one, which the pool keeps for the next
+    run of its network once this one has completed; a data-parallel run's own coordinator."""
+    run, pool = store.get(run_id), _pool(store)
+    proc = None
+    if pool is not None and run is not None and run.config.workers <= 1:
+        proc = pool.take(run.config.network, run_id)
+        if proc is not None:
+            store.log(run_id, f"handed to a warm worker (pid {proc.pid}, MindSpore already loaded)")
+        else:
+            proc = _started(store, run_id, lambda: pool.start_for(run.config.network, run_id))
     if proc is None:
-        proc = _start_worker(store, run_id)
-    else:
-        store.log(run_id, f"handed to a warm worker (pid {proc.pid}, MindSpore already loaded)")
+        proc = _started(store, run_id, lambda: _start_worker(store, run_id))
     store.update(run_id, pid=proc.pid)
     # Reap the child when it ends, so that it does not linger as a zombie that looks alive.
     threading.Thread(target=proc.wait, daemon=True, name=f"reap-{run_id}").start()
 
 
-def _start_worker(store: RunStore, run_id: str) -> subprocess.Popen:
-    env = child_environment(PYTHONPATH=str(PROJECT_ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""),
-                            **store.command_env())
+def _pool(store: RunStore) -> WarmPool | None:
+    """This process's pool of workers for the store: the app server's (serve), else one that keeps only the
+    workers that finished a run, for a while (None: STUDIO_REUSE_WORKERS=0 and no server pool)."""
+    with _lock:
+        if store.key not in _pools and reuse_wanted():
+            _pools[store.key] = WarmPool(store, ahead=False, idle_s=REUSED_IDLE_S)
+        return _pools.get(store.key)
+
+
+def _started(store: RunStore, run_id: str, start) -> subprocess.Popen:
     try:
-        with open(store.log_path(run_id), "ab") as log:  # the child keeps its own copy of the file
-            return subprocess.Popen([sys.executable, "-m", "core.cli.worker", run_id, *store.command_args()],
-                                    cwd=PROJECT_ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
-                                    stdin=subprocess.DEVNULL, start_new_session=True)
+        return start()
     except OSError as e:
         store.finish(run_id, "failed", Message("process_not_started", {"why": str(e)}))
         raise
+
+
+def _start_worker(store: RunStore, run_id: str) -> subprocess.Popen:
+    env = child_environment(PYTHONPATH=str(PROJECT_ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""),
+                            **store.command_env())
+    with open(store.log_path(run_id), "ab") as log:  # the child keeps its own copy of the file
+        return subprocess.Popen([sys.executable, "-m", "core.cli.worker", run_id, *store.command_args()],
+                                cwd=PROJECT_ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
+                                stdin=subprocess.DEVNULL, start_new_session=True)
 
 
 def stop(store: RunStore, run_id: str, grace_s: float = STOP_GRACE_S) -> RequestNotice:
@@ -120,8 +138,9 @@ def stop(store: RunStore, run_id: str, grace_s: float = STOP_GRACE_S) -> Request
     def enforce(pid=run.pid):
         deadline = time.monotonic() + grace_s
         while time.monotonic() < deadline:
-            if not pid_alive(pid):
-                return
+            current = store.get(run_id)
+            if not pid_alive(pid) or current is None or not current.active:
+                return  # ended (a worker whose run ended may be training the next one: never signalled then)
             time.sleep(0.1)
         for sig, wait in ((signal.SIGTERM, 3.0), (signal.SIGKILL, 0.0)):
             try:

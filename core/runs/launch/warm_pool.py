@@ -1,7 +1,13 @@
-"""Warm workers: one process per network, started ahead with MindSpore loaded, handed the next run of its
-network (core/cli/warm_worker.py). Start → first step then skips the worker's start (process, imports): 1.7–2.4 s
-of the 2.8–4.1 s measured before (docs/performance.md). Only the app server keeps a pool (core/runs/launch/launcher.py
-serve); STUDIO_WARM_WORKERS=0 turns it off. Each waiting process holds MindSpore's memory (~0.3 GB).
+"""Warm workers: processes with MindSpore loaded that train run after run (core/cli/warm_worker.py).
+
+The app server keeps one waiting per network, started ahead (`WarmPool(store)`, `fill`): Start then skips the
+worker's start (process, imports), 1.7–2.4 s of the 2.8–4.1 s measured before (docs/performance.md);
+STUDIO_WARM_WORKERS=0 turns that off. Any process that dispatches (the app server, a sweep's command line) also
+keeps the workers it started: a worker whose run completed says so on its ready pipe and waits for the next run
+of its network, so a sweep's trials and a queue's runs load MindSpore once per process, not once per run
+(STUDIO_REUSE_WORKERS=0 turns that off). A worker ends after a run that did not complete (stopped, failed: its
+state is not trusted), after MAX_RUNS runs, when it has waited idle_s for another run, or when the pool lets it
+go; the server's pool then starts the next one. Each waiting process holds MindSpore's memory (~0.3 GB).
 """
 from __future__ import annotations
 
@@ -18,46 +24,48 @@ from core.networks import network_spec
 from core.runs.store import RunStore
 from core.runtime import child_environment
 
-__all__ = ["WarmPool", "WARM_ENV", "warm_wanted", "log_path"]
+__all__ = ["WarmPool", "WARM_ENV", "REUSE_ENV", "REUSED_IDLE_S", "warm_wanted", "reuse_wanted", "log_path"]
 
 WARM_ENV = "STUDIO_WARM_WORKERS"
+REUSE_ENV = "STUDIO_REUSE_WORKERS"
+REUSED_IDLE_S = 60.0  # a pool that starts no worker ahead lets a finished worker wait this long for another run
 
 
 def warm_wanted() -> bool:
     return os.environ.get(WARM_ENV, "1").strip() != "0"
 
 
+def reuse_wanted() -> bool:
+    return os.environ.get(REUSE_ENV, "1").strip() != "0"
+
+
 def log_path(store: RunStore, network: str) -> Path:
-    """A waiting worker's own output (once handed a run, its output goes to the run's log)."""
+    """A waiting worker's own output (while it trains a run, its output goes to the run's log)."""
     return store.logs_dir / f"warm-{network}.log"
 
 
 class WarmPool:
-    def __init__(self, store: RunStore):
-        self.store = store
+    """ahead: keep a worker waiting for every network whose spec wants one (the app server); else only the
+    workers that finished a run wait, each at most idle_s seconds (0: for ever)."""
+
+    def __init__(self, store: RunStore, ahead: bool = True, idle_s: float = 0.0):
+        self.store, self.ahead, self.idle_s = store, ahead, idle_s
         self.ready: dict[str, subprocess.Popen] = {}
         self._lock = threading.Lock()
+        self._closed = False
 
     def fill(self) -> None:
         """Start a warm worker for every network whose spec keeps one and that has none (in the background:
         returns at once)."""
         with self._lock:
+            self.ahead = True
             for network in (n for n in NETWORKS if network_spec(n).warm_worker):
                 proc = self.ready.get(network)
-                if proc is None or proc.poll() is not None:
+                if not self._closed and (proc is None or proc.poll() is not None):
                     self.ready[network] = self._start(network)
 
-    def _start(self, network: str) -> subprocess.Popen:
-        env = child_environment(PYTHONPATH=str(PROJECT_ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""),
-                            **self.store.command_env())
-        with open(log_path(self.store, network), "ab") as log:  # the child keeps its own copy of the file
-            return subprocess.Popen([sys.executable, "-m", "core.cli.warm_worker", network, *self.store.command_args()],
-                                    cwd=PROJECT_ROOT, env=env, stdin=subprocess.PIPE, stdout=log,
-                                    stderr=subprocess.STDOUT, start_new_session=True)
-
     def take(self, network: str, run_id: str) -> subprocess.Popen | None:
-        """Hand the run to the waiting worker of its network (None: there is none; start one cold). The pool
-        starts the next warm worker of that network when the run has ended."""
+        """Hand the run to the waiting worker of its network (None: there is none)."""
         with self._lock:
             proc = self.ready.pop(network, None)
         if proc is None or proc.poll() is not None:
@@ -65,23 +73,73 @@ class WarmPool:
         assert proc.stdin is not None  # started with stdin=PIPE
         try:
             proc.stdin.write(f"{run_id}\n".encode())
-            proc.stdin.close()
+            proc.stdin.flush()
         except OSError:
             return None
-        threading.Thread(target=self._refill_when_done, args=(proc,), daemon=True, name="warm-refill").start()
         return proc
 
-    def _refill_when_done(self, proc: subprocess.Popen) -> None:
-        """Start the next warm worker of the network when this one's run has ended: loading MindSpore while the
-        run compiles its graphs slowed them 2-3x on two cores and held the page's update back ~3 s
-        (bench/start_latency.py); between runs it costs nobody."""
-        proc.wait()
-        self.fill()
+    def start_for(self, network: str, run_id: str) -> subprocess.Popen:
+        """A new worker of this pool for the run (its output in the run's log from the start, as a fresh worker's
+        is); it stays for the next run of its network once this one has completed. OSError: not started."""
+        with self._lock:
+            return self._start(network, run_id)
 
     def close(self) -> None:
+        """Let every waiting worker go (the end of its stdin: it exits); a busy one goes when its run ends."""
         with self._lock:
-            for proc in self.ready.values():
-                with contextlib.suppress(OSError):  # a worker that has exited already has no stdin to close
-                    if proc.stdin is not None:
-                        proc.stdin.close()  # end of stdin: it exits
-            self.ready.clear()
+            self._closed = True
+            waiting, self.ready = list(self.ready.values()), {}
+        for proc in waiting:
+            _release(proc)
+
+    def _start(self, network: str, run_id: str | None = None) -> subprocess.Popen:
+        env = child_environment(PYTHONPATH=str(PROJECT_ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""),
+                                **self.store.command_env())
+        read_end, write_end = os.pipe()
+        args = [sys.executable, "-m", "core.cli.warm_worker", network, *self.store.command_args(),
+                "--ready-fd", str(write_end), "--idle-s", str(self.idle_s)]
+        if run_id is not None:
+            args += ["--run", run_id]
+        output = self.store.log_path(run_id) if run_id is not None else log_path(self.store, network)
+        try:
+            with open(output, "ab") as log:  # the child keeps its own copy of the file
+                proc = subprocess.Popen(args, cwd=PROJECT_ROOT, env=env, stdin=subprocess.PIPE, stdout=log,
+                                        stderr=subprocess.STDOUT, start_new_session=True, pass_fds=(write_end,))
+        except OSError:
+            os.close(read_end)
+            raise
+        finally:
+            os.close(write_end)
+        threading.Thread(target=self._watch, args=(network, proc, read_end), daemon=True,
+                         name=f"warm-{network}-{proc.pid}").start()
+        return proc
+
+    def _watch(self, network: str, proc: subprocess.Popen, read_end: int) -> None:
+        """Take the worker back each time it says it is ready for another run; when it has ended, start the next
+        one if this pool keeps workers ahead (loading MindSpore while a run compiles its graphs slowed them 2-3x
+        on two cores and held the page's update back ~3 s: bench/start_latency.py; between runs it costs nobody)."""
+        with os.fdopen(read_end, "rb") as said:
+            for line in said:
+                if line.strip() == b"ready":
+                    self._offer(network, proc)
+        proc.wait()
+        with self._lock:
+            refill = self.ahead and not self._closed
+        if refill:
+            self.fill()
+
+    def _offer(self, network: str, proc: subprocess.Popen) -> None:
+        """A worker free again waits for the next run of its network, unless one already does."""
+        with self._lock:
+            waiting = self.ready.get(network)
+            keep = not self._closed and (waiting is None or waiting.poll() is not None)
+            if keep:
+                self.ready[network] = proc
+        if not keep:
+            _release(proc)
+
+
+def _release(proc: subprocess.Popen) -> None:
+    with contextlib.suppress(OSError):  # a worker that has exited already has no stdin to close
+        if proc.stdin is not None:
+            proc.stdin.close()  # end of stdin: it exits
