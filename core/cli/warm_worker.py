@@ -6,11 +6,12 @@ to load:
 
 It sets the MindSpore environment of NETWORK (the oneDNN cap is per network and fixed at import) and imports
 MindSpore and the trainer. Without --run (started ahead by the app server) it builds the default run's model and
-compiles its first graphs (core.training.prepared; LeNet-5 with its custom operators, core.kernels), then waits for
-a run id on stdin; with --run it trains that run at once. It trains each run exactly as core.cli.worker does (its
-output then goes to the run's log). After a run that completed it writes `ready` to --ready-fd and waits for
-the next run id, at most --idle-s seconds (0: for ever); it exits after a run that did not complete, after
-MAX_RUNS runs, at the end of stdin (the pool let it go, or its server has gone), or when nobody reads --ready-fd.
+compiles its first graphs (core.training.prepared; LeNet-5 with its custom operators, core.kernels), then waits
+for a run id on stdin, and prepares again after each run; with --run it trains that run at once. It trains each
+run exactly as core.cli.worker does (its output then goes to the run's log). After a run that completed it writes
+`ready` to --ready-fd and waits for the next run id, at most --idle-s seconds (0: for ever); it exits after a run
+that did not complete, after MAX_RUNS runs, at the end of stdin (the pool let it go, or its server has gone), or
+when nobody reads --ready-fd.
 """
 from __future__ import annotations
 
@@ -60,9 +61,11 @@ def main(argv: list[str] | None = None) -> int:
         if status != "completed" or args.ready_fd is None or served >= MAX_RUNS:
             return 0 if status is not None else 1
         _output_to(log_path(store, args.network))
-        print(f"{READY} {args.network} again after {served} run(s) (pid {os.getpid()})", flush=True)
+        print(f"{READY} {args.network} again (runs trained: {served}; pid {os.getpid()})", flush=True)
         if not _say_ready(args.ready_fd):
             return 0
+        if args.run is None:  # started ahead for Start: the next default run finds its graphs compiled again (a
+            _prepare_default_model(args.network)  # run handed over meanwhile waits in stdin for this, < 1 s)
         run_id = _next_run_id(args.idle_s or None)
     return 0
 
@@ -109,8 +112,10 @@ def _prepare_default_model(network: str) -> None:
     """The default run's model built and its first graphs compiled now, not after Start (the run takes it when
     its graphs are the same: core.training.prepared); LeNet-5's custom operators built and loaded with it."""
     from core.training.build import prepare_data  # deferred: MindSpore, after prepare_process
-    from core.training.prepared import prepare  # deferred: MindSpore
+    from core.training.prepared import is_prepared, prepare  # deferred: MindSpore
     config = TrainConfig(network=network)
+    if is_prepared(network):
+        return  # still there: the last run built its own
     try:
         data = prepare_data(config, validate_mnist_dir(config.data_dir), None, seed=config.seed)
         prepare(config, data.steps_per_epoch)

@@ -25,7 +25,7 @@ from core.training.parallel import Parallel
 from core.training.resume_state import ResumeState
 from core.training.weight_arrays import restore, snapshot
 
-__all__ = ["prepare", "model_for", "graph_settings"]
+__all__ = ["prepare", "model_for", "graph_settings", "is_prepared"]
 
 # Settings that change what a run trains on or for how long, not its graphs (the learning rate is a Parameter the
 # step reads, set for the run; a schedule is not: it is a list of rates inside the graph).
@@ -52,6 +52,11 @@ def prepare(config: TrainConfig, steps_per_epoch: int) -> None:
     model.step.compile(ms.Tensor(np.zeros((config.batch_size, 1, 28, 28), np.float32)),
                        ms.Tensor(np.zeros(config.batch_size, np.int32)))
     _READY[config.network] = (graph_settings(config), steps_per_epoch, model)
+
+
+def is_prepared(network: str) -> bool:
+    """A prepared model of the network waits for its run (none has taken it)."""
+    return network in _READY
 
 
 def model_for(config: TrainConfig, resume: ResumeState | None, parallel: Parallel | None,

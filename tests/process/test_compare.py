@@ -76,9 +76,11 @@ def test_a_re_run_reproduces_the_run(small_mnist):
     assert runs[0][1] == runs[1][1]
 
 
-def test_the_pages_re_run_trains_the_same_steps_in_a_new_worker_process(store, small_mnist):
+def test_the_pages_re_run_trains_the_same_steps_in_a_new_worker_process(store, small_mnist, monkeypatch):
     """What the Compare page's Re-run does for real: a new worker process trains the recorded config, and its
-    losses equal the original run's step for step (not two trainings inside one process)."""
+    losses equal the original run's step for step (not two trainings inside one process: workers are not reused
+    here; a reused worker's run against a new process's: tests/process/test_warm_pool.py)."""
+    monkeypatch.setenv("STUDIO_REUSE_WORKERS", "0")
     cfg = TrainConfig(network="mlp", mode="graph", epochs=2, data_dir=str(small_mnist))
     original = launcher.start(store, cfg, name="original")
     wait_for(lambda: store.get(original).status == "completed", timeout=180, what="the original run")

@@ -33,7 +33,7 @@ def test_a_run_goes_to_the_warm_worker_of_its_network_and_a_new_one_takes_its_pl
         assert f"run {run_id}: completed" in store.log_path(run_id).read_text(), "its output is in the run's log"
         wait_for(lambda: pool.ready.get("mlp") is not None and pool.ready["mlp"].pid == warm["mlp"], 30,
                  "the same warm mlp worker waiting again, once its run has completed")
-        assert "mlp again after 1 run(s)" in log_path(store, "mlp").read_text(errors="replace")
+        assert "mlp again (runs trained: 1;" in log_path(store, "mlp").read_text(errors="replace")
 
         long = launcher.start(store, TrainConfig(network="mlp", hidden=(32,), epochs=500, data_dir=str(small_mnist)))
         wait_for(lambda: store.get(long).status == "running" and store.get(long).step > 0, 120, "the second run")
