@@ -1,7 +1,8 @@
 """A 12-trial MLP sweep end to end (`python -m core.cli.sweep`, random search over the learning rate, 2 epochs on
-the bundled images), and a 2-setting LeNet-5 sweep of 6 epochs each (long runs): wall time with 1 slot, with
-2 slots (STUDIO_SLOTS) and with 1 slot plus 1 Dask worker (a scheduler and a worker on 127.0.0.1 of this same
-machine: core/runs/launch/dask_local.py), interleaved.
+the bundled images), and a 2-setting LeNet-5 sweep of 6 epochs each (long runs): wall time with 1 slot and a new
+worker process per run (STUDIO_REUSE_WORKERS=0), with 1 slot, with 2 slots (STUDIO_SLOTS) and with 1 slot plus 1
+Dask worker (a scheduler and a worker on 127.0.0.1 of this same machine: core/runs/launch/dask_local.py),
+interleaved.
 Records bench/results/sweep_wall.json.
 
     .venv/bin/python -m bench.sweep_wall [--rounds 1]"""
@@ -24,10 +25,12 @@ SHORT = ["--network", "mlp", "--epochs", "2", "--random", "12", "--vary", "learn
 LONG = ["--network", "lenet5", "--epochs", "6", "--grid", "learning_rate=0.01,0.02"]
 
 
-def one(slots: int, sweep: list[str] = SHORT, dask: int = 0, database_url: str | None = None) -> dict:
-    """One sweep by the command line; database_url: the store's database (default: SQLite in its folder)."""
+def one(slots: int, sweep: list[str] = SHORT, dask: int = 0, database_url: str | None = None,
+        reuse: bool = True) -> dict:
+    """One sweep by the command line; database_url: the store's database (default: SQLite in its folder); reuse:
+    a run's worker process trains the next run (core/runs/launch/warm_pool.py)."""
     store = tempfile.mkdtemp(prefix=f"sweep-wall-{slots}-")
-    env = dict(os.environ, PYTHONPATH=str(ROOT), STUDIO_SLOTS=str(slots))
+    env = dict(os.environ, PYTHONPATH=str(ROOT), STUDIO_SLOTS=str(slots), STUDIO_REUSE_WORKERS="1" if reuse else "0")
     env.pop("STUDIO_DATABASE_URL", None)
     if database_url:
         env["STUDIO_DATABASE_URL"] = database_url
@@ -48,9 +51,10 @@ def one(slots: int, sweep: list[str] = SHORT, dask: int = 0, database_url: str |
     best = max(t["best_val_acc"] or 0.0 for t in trials)
     statuses = {s: sum(t["status"] == s for t in trials) for s in sorted({t["status"] for t in trials})}
     remote = sum(1 for t in trials if t.get("executor"))
-    print(f"{' '.join(sweep)} · {slots} slot(s) + {dask} Dask worker(s): {len(trials)} runs in {wall:.0f} s "
+    print(f"{' '.join(sweep)} · {slots} slot(s) + {dask} Dask worker(s), workers reused: {reuse}: {len(trials)} "
+          f"runs in {wall:.0f} s "
           f"({statuses}; {remote} on Dask); best validation accuracy {best:.4f}", flush=True)
-    return {"sweep": " ".join(sweep), "slots": slots, "dask_workers": dask, "wall_s": round(wall, 1),
+    return {"sweep": " ".join(sweep), "slots": slots, "dask_workers": dask, "reuse": reuse, "wall_s": round(wall, 1),
             "statuses": statuses, "on_dask": remote, "best_val_acc": best,
             "database": "postgresql" if database_url else "sqlite"}
 
@@ -59,8 +63,8 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--rounds", type=int, default=1)
     args = ap.parse_args(argv)
-    rows = [one(slots, sweep, dask) for _ in range(args.rounds) for sweep in (SHORT, LONG)
-            for slots, dask in ((1, 0), (2, 0), (1, 1))]
+    rows = [one(slots, sweep, dask, reuse=reuse) for _ in range(args.rounds) for sweep in (SHORT, LONG)
+            for slots, dask, reuse in ((1, 0, False), (1, 0, True), (2, 0, True), (1, 1, True))]
     save("sweep_wall", {**stamp("optuna", "distributed"), "rows": rows})
     return 0
 

@@ -8,10 +8,10 @@ It sets the MindSpore environment of NETWORK (the oneDNN cap is per network and 
 MindSpore and the trainer. Without --run (started ahead by the app server) it builds the default run's model and
 compiles its first graphs (core.training.prepared; LeNet-5 with its custom operators, core.kernels), then waits
 for a run id on stdin, and prepares again after each run; with --run it trains that run at once. It trains each
-run exactly as core.cli.worker does (its output then goes to the run's log). After a run that completed it writes
-`ready` to --ready-fd and waits for the next run id, at most --idle-s seconds (0: for ever); it exits after a run
-that did not complete, after MAX_RUNS runs, at the end of stdin (the pool let it go, or its server has gone), or
-when nobody reads --ready-fd.
+run exactly as core.cli.worker does (its output then goes to the run's log). After a run that ended by itself
+(REUSABLE: completed, early-stopped, pruned, diverged) it writes `ready` to --ready-fd and waits for the next run
+id, at most --idle-s seconds (0: for ever); it exits after any other end (stopped, failed), after MAX_RUNS runs,
+at the end of stdin (the pool let it go, or its server has gone), or when nobody reads --ready-fd.
 """
 from __future__ import annotations
 
@@ -25,6 +25,7 @@ import time
 from core.config import TrainConfig
 from core.data.folders import validate_mnist_dir
 from core.runs.launch.warm_pool import log_path
+from core.runs.rows import Status
 from core.runs.store import RunStore
 from core.runs.worker.entry import raise_interrupt
 from core.runs.store.arguments import add_store_arguments, open_store
@@ -32,6 +33,9 @@ from core.runtime import prepare_process
 
 READY = "warm worker ready:"  # its log says when it could take a run (bench/start_latency.py waits for it)
 MAX_RUNS = 50  # then a fresh process: nothing a long life gathers (caches, fragments) builds up
+# Runs that ended by the training loop's own return: the process is as sound as before. A stopped run may have
+# been signalled, a failed one left anything behind: its worker ends.
+REUSABLE = (Status.COMPLETED, Status.EARLY_STOPPED, Status.PRUNED, Status.DIVERGED)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -58,7 +62,7 @@ def main(argv: list[str] | None = None) -> int:
     while run_id and store is not None:
         status = _train(store, run_id, args.network, execute)
         served += 1
-        if status != "completed" or args.ready_fd is None or served >= MAX_RUNS:
+        if status not in REUSABLE or args.ready_fd is None or served >= MAX_RUNS:
             return 0 if status is not None else 1
         _output_to(log_path(store, args.network))
         print(f"{READY} {args.network} again (runs trained: {served}; pid {os.getpid()})", flush=True)

@@ -3,10 +3,10 @@
 The app server keeps one waiting per network, started ahead (`WarmPool(store)`, `fill`): Start then skips the
 worker's start (process, imports), 1.7–2.4 s of the 2.8–4.1 s measured before (docs/performance.md);
 STUDIO_WARM_WORKERS=0 turns that off. Any process that dispatches (the app server, a sweep's command line) also
-keeps the workers it started: a worker whose run completed says so on its ready pipe and waits for the next run
-of its network, so a sweep's trials and a queue's runs load MindSpore once per process, not once per run
-(STUDIO_REUSE_WORKERS=0 turns that off). A worker ends after a run that did not complete (stopped, failed: its
-state is not trusted), after MAX_RUNS runs, when it has waited idle_s for another run, or when the pool lets it
+keeps the workers it started: a worker whose run ended by itself (completed, early-stopped, pruned, diverged)
+says so on its ready pipe and waits for the next run of its network, so a sweep's trials and a queue's runs load
+MindSpore once per process, not once per run (STUDIO_REUSE_WORKERS=0 turns that off). A worker ends after a run
+that was stopped or failed (its state is not trusted), after MAX_RUNS runs, when it has waited idle_s for another run, or when the pool lets it
 go; the server's pool then starts the next one. Each waiting process holds MindSpore's memory (~0.3 GB).
 """
 from __future__ import annotations
