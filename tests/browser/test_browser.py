@@ -8,7 +8,7 @@ import pytest
 from core import PROJECT_ROOT
 from tests.support.canvas import SEVEN, ink, stroke
 from tests.support.server import CHROMIUM, CHROMIUM_ARGS, require_chromium, start_server
-from tests.support.helpers import let_pass, nav, scroll_to, wait_for
+from tests.support.helpers import let_pass, nav, scroll_to, switch_on, wait_for
 
 # Screenshots go to an ignored folder, so that the tests leave the work tree as they found it;
 # scripts/refresh_screenshots.sh points this at docs/screenshots to refresh the docs' pictures.
@@ -147,7 +147,7 @@ def test_train_live_reload_second_browser_evaluate_and_draw(server, browser):
     expect(page.get_by_text("Settings that differ are highlighted: none").first).to_be_visible(timeout=60_000)
     expect(page.locator(".js-plotly-plot").first).to_be_visible(timeout=30_000)
     expect(page.locator(".js-plotly-plot")).to_have_count(1)  # the parallel coordinates wait to be asked for
-    page.get_by_text("Show the chart").click()
+    switch_on(page, "Show the chart")
     expect(page.locator(".js-plotly-plot").nth(1)).to_be_visible(timeout=30_000)  # + parallel coordinates
     shot(page, "8-compare")
 

@@ -51,6 +51,23 @@ def settle(page, timeout_ms: int = 60_000) -> None:
     expect(page.get_by_test_id("stStatusWidget")).to_have_count(0, timeout=timeout_ms)
 
 
+def switch_on(page, label: str) -> None:
+    """Turn the toggle `label` on once the page has settled, clicking again if a rerun lost the click (the toggle
+    still off after 10 s); never clicks a toggle that is already on."""
+    toggle = page.get_by_role("switch", name=label, exact=True)
+    for _ in range(3):
+        settle(page)
+        if toggle.is_checked():
+            return
+        page.get_by_text(label).first.click()
+        try:
+            expect(toggle).to_be_checked(timeout=10_000)
+            return
+        except AssertionError:
+            continue
+    expect(toggle).to_be_checked()
+
+
 def nav(page, title: str) -> None:
     """Open a page from the sidebar as a person does: click its link, then wait until that page is shown and
     settled (Configure has a Start training button too: a click made at once hit it while Train loaded)."""
