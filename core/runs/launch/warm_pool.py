@@ -6,8 +6,9 @@ STUDIO_WARM_WORKERS=0 turns that off. Any process that dispatches (the app serve
 keeps the workers it started: a worker whose run ended by itself (completed, early-stopped, pruned, diverged)
 says so on its ready pipe and waits for the next run of its network, so a sweep's trials and a queue's runs load
 MindSpore once per process, not once per run (STUDIO_REUSE_WORKERS=0 turns that off). A worker ends after a run
-that was stopped or failed (its state is not trusted), after MAX_RUNS runs, when it has waited idle_s for another run, or when the pool lets it
-go; the server's pool then starts the next one. Each waiting process holds MindSpore's memory (~0.3 GB).
+that was stopped or failed (its state is not trusted), after MAX_RUNS runs, when it has waited idle_s for another
+run, or when the pool lets it go; the server's pool then starts the next one. Each waiting process holds
+MindSpore's memory (~0.3 GB).
 """
 from __future__ import annotations
 
