@@ -43,8 +43,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("network")
     add_store_arguments(ap, required=True)
     ap.add_argument("--run", default=None, help="train this run at once (a worker started for it)")
-    ap.add_argument("--ready-fd", type=int, default=None, help="say `ready` here after each completed run, and "
-                                                                "wait for another (else exit after one run)")
+    ap.add_argument("--ready-fd", type=int, default=None,
+                    help="say `ready` here after each run that ended by itself, and wait for another (else exit "
+                         "after one run)")
     ap.add_argument("--idle-s", type=float, default=0.0, help="wait at most this long for the next run (0: for ever)")
     args = ap.parse_args(argv)
     began = time.monotonic()

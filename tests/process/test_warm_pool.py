@@ -92,3 +92,21 @@ def test_a_dispatcher_with_reuse_off_starts_a_new_process_per_run(store, small_m
         assert store.get(runs[0]).pid != store.get(runs[1]).pid
     finally:
         launcher.shutdown(store)
+
+
+def test_a_servers_warm_worker_with_reuse_off_trains_one_run_and_a_new_one_takes_its_place(store, small_mnist,
+                                                                                          monkeypatch):
+    monkeypatch.setenv("STUDIO_WARM_WORKERS", "1")
+    monkeypatch.setenv("STUDIO_REUSE_WORKERS", "0")
+    launcher.serve(store)
+    try:
+        pool = launcher._pools[store.key]
+        warm = pool.ready["mlp"].pid
+        run_id = launcher.start(store, TrainConfig(network="mlp", hidden=(32,), epochs=1, data_dir=str(small_mnist)))
+        wait_for(lambda: store.get(run_id).status == "completed", 120, "the run on the warm worker")
+        assert store.get(run_id).pid == warm
+        wait_for(lambda: not pid_alive(warm), 30, "the worker to end after its one run")
+        wait_for(lambda: pool.ready.get("mlp") is not None and pool.ready["mlp"].pid != warm, 30,
+                 "a new warm mlp worker in its place")
+    finally:
+        launcher.shutdown(store)

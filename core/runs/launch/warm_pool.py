@@ -98,7 +98,9 @@ class WarmPool:
                                 **self.store.command_env())
         read_end, write_end = os.pipe()
         args = [sys.executable, "-m", "core.cli.warm_worker", network, *self.store.command_args(),
-                "--ready-fd", str(write_end), "--idle-s", str(self.idle_s)]
+                "--idle-s", str(self.idle_s)]
+        if reuse_wanted():  # else it trains one run and ends; the pipe's end tells _watch when
+            args += ["--ready-fd", str(write_end)]
         if run_id is not None:
             args += ["--run", run_id]
         output = self.store.log_path(run_id) if run_id is not None else log_path(self.store, network)
