@@ -9,7 +9,7 @@ from core.config import TrainConfig
 from core.runs.store import RunGone
 from ui.compare_chart import comparison_figure, settings_figure
 from ui.curves import CurveOptions
-from ui.format import readable, run_label
+from ui.format import readable, run_choices
 from ui.identity import actions, owner_label
 from ui.language import say, status_word, t
 from ui.session import get_store
@@ -24,8 +24,9 @@ if len(runs) < 2:
     st.info(t("compare.need_two"))
     st.stop()
 by_id = {r.id: r for r in runs}
+labels = run_choices(runs)
 chosen = st.multiselect(t("compare.runs"), list(by_id), default=[r.id for r in runs[:2]], key="compare_runs",
-                        format_func=lambda i: run_label(by_id[i]))
+                        format_func=labels.__getitem__)
 if len(chosen) < 2:
     st.info(t("compare.choose_two"))
     st.stop()
@@ -98,8 +99,7 @@ studio_runs = [i for i in chosen if not by_id[i].external]  # a script of its ow
 if not studio_runs:
     st.caption(t("compare.rerun_only_studio"))
     st.stop()
-again = st.selectbox(t("compare.rerun_which"), studio_runs, key="rerun_which",
-                     format_func=lambda i: run_label(by_id[i]))
+again = st.selectbox(t("compare.rerun_which"), studio_runs, key="rerun_which", format_func=labels.__getitem__)
 if st.button("🔁 " + t("compare.rerun"), key="rerun", help=t("train.queues_when_busy")):
     try:
         run_id = actions().start(store.replay_config(again),

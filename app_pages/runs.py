@@ -11,7 +11,7 @@ from core.runs.store import RunBusy
 from ui.export_view import export_panel
 from ui.queue_view import queue_panel
 from ui.records_view import may_take_out, record_take_out, records_download
-from ui.format import fmt_duration, network_word, readable, run_label
+from ui.format import fmt_duration, network_word, readable, run_choices
 from ui.run_filters import filtered_runs, tags_and_note
 from ui.run_picker import with_local_checkpoint
 from ui.summary_view import summary_panel
@@ -73,8 +73,11 @@ st.dataframe(table, hide_index=True, width="stretch",
                                                                             format="%.1f %%", min_value=0,
                                                                             max_value=100)})
 
-run = with_local_checkpoint(store, st.selectbox(t("train.run"), shown_runs, format_func=run_label,
-                                               key="runs_selected"))
+labels = run_choices(shown_runs)
+if (renamed := st.session_state.pop("_runs_renamed", None)) in labels:
+    st.session_state["runs_selected"] = renamed  # its label changed with its name: keep it chosen
+chosen_id = st.selectbox(t("train.run"), list(labels), format_func=labels.__getitem__, key="runs_selected")
+run = with_local_checkpoint(store, next(r for r in shown_runs if r.id == chosen_id))
 if run.external:  # what its script passed, as it passed it: the studio's config would only be its defaults
     st.caption(t("runs.script_settings"))
     st.dataframe(pd.DataFrame([{t("runs.setting"): str(k), t("runs.value"): readable(v)}  # cells: no Markdown
@@ -93,6 +96,7 @@ with a:
     if st.button(t("runs.rename")) and new_name != run.name:
         try:
             if attempt(actions().rename, run, new_name):
+                st.session_state["_runs_renamed"] = run.id
                 st.rerun()
         except ValueError as e:
             st.error(say(e))

@@ -3,7 +3,7 @@ import streamlit as st
 
 from ui.store_down import outage_safe
 from ui.first_step import await_first_step
-from ui.format import run_choice_label
+from ui.format import run_choices
 from ui.identity import current_person
 from ui.language import t
 from ui.poll_interval import keep_pace, live_poll_interval, timed_update
@@ -41,7 +41,7 @@ ids = [r.id for r in runs]
 default_id = active.id if active else st.session_state.get("run_id", ids[0])
 # Names without a status: the live view below says the status, from the same read as the sidebar.
 shown = choice_slot.selectbox(t("train.run"), ids, index=ids.index(default_id) if default_id in ids else 0,
-                     format_func=lambda i: run_choice_label(next(r for r in runs if r.id == i)))
+                     format_func=run_choices(runs).__getitem__)
 st.session_state["run_id"] = shown
 shown_run = store.get(shown)  # None: deleted since the list was read (the view below says so)
 was_active = shown_run is not None and await_first_step(store, shown_run).active

@@ -9,7 +9,7 @@ import streamlit as st
 from plotly.subplots import make_subplots
 
 from core.training.layer_stats import diagnose, histograms, over_time
-from ui.format import run_label
+from ui.format import run_choices
 from ui.language import t
 from ui.live import SIDEBAR_POLL_S
 from ui.session import get_store
@@ -25,7 +25,7 @@ by_id = {r.id: r for r in runs}
 default = st.session_state.get("run_id")
 ids = list(by_id)
 run_id = st.selectbox(t("train.run"), ids, index=ids.index(default) if default in ids else 0, key="weights_run",
-                      format_func=lambda i: run_label(by_id[i]))
+                      format_func=run_choices(runs).__getitem__)
 kind = st.radio(t("weights.show"), ("weight", "grad"), horizontal=True, key="weights_kind",
                 format_func=lambda k: t(f"weights.kind_{k}"))
 

@@ -2,13 +2,15 @@
 from __future__ import annotations
 
 import time
+from collections import Counter
+from collections.abc import Iterable
 
 from core.app.comparison import stated
 from core.runs.rows import Run
 from core.training.clock import about
-from ui.language import label, say, status_word, t
+from ui.language import label, say, t
 
-__all__ = ["STATUS_ICONS", "sentence", "fmt_eta", "fmt_duration", "network_word", "run_label", "run_choice_label",
+__all__ = ["STATUS_ICONS", "sentence", "fmt_eta", "fmt_duration", "network_word", "run_choice_label", "run_choices",
            "readable"]
 
 STATUS_ICONS = {"starting": "⏳", "running": "🏃", "paused": "⏸️", "completed": "✅", "early_stopped": "✅",
@@ -57,6 +59,10 @@ def run_choice_label(run: Run) -> str:
     return f"{run.name} ({network_word(run)} · {time.strftime('%Y-%m-%d %H:%M', time.localtime(run.created))})"
 
 
-def run_label(run: Run) -> str:
-    acc = t("common.val_acc_suffix", acc=run.best_val_acc) if run.best_val_acc is not None else ""
-    return f"{STATUS_ICONS.get(run.status, '')} {run.name} ({network_word(run)}, {status_word(run.status)}{acc})"
+def run_choices(runs: Iterable[Run]) -> dict[str, str]:
+    """The label of each run, by id, in a box a person picks runs from. A browser keeps a choice by its label, so
+    a label that changed between two reruns (a status, an accuracy) dropped the choice: these say only what does not
+    change while a run trains, and two runs alike in that are told apart by their ids' ends."""
+    labels = {r.id: run_choice_label(r) for r in runs}
+    count = Counter(labels.values())
+    return {i: text if count[text] == 1 else f"{text} · {i[-6:]}" for i, text in labels.items()}

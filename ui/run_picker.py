@@ -7,7 +7,7 @@ import streamlit as st
 
 from core.runs.rows import ACTIVE, Run
 from core.runs.store import RunStore
-from ui.format import STATUS_ICONS, fmt_eta, run_label
+from ui.format import STATUS_ICONS, fmt_eta, run_choices
 from ui.identity import current_person
 from ui.language import status_word, t
 from ui.live import IDLE_POLL_S, SIDEBAR_POLL_S, active_snapshot, run_snapshot
@@ -39,7 +39,8 @@ def pick_trained_run(label: str, key: str) -> tuple[Run, str]:
     index = next((i for i, r in enumerate(runs) if r.id == wanted), None)
     if index is not None:
         st.session_state.pop(key, None)  # the widget's remembered choice gives way to the one asked for
-    run = st.selectbox(label, runs, index=index or 0, format_func=run_label, key=key)
+    labels = run_choices(runs)
+    run = st.selectbox(label, runs, index=index or 0, format_func=lambda r: labels[r.id], key=key)
     st.session_state[f"_{key}_chosen"] = (run.id, run.name)
     if run.active:
         st.caption(t("common.training_checkpoint", epoch=run.checkpoint_epoch))

@@ -1,7 +1,8 @@
 """Every action a user takes, clicked in a real browser (Chromium) against `python -m ui.serve` on 127.0.0.1,
 asserting on what the user sees: Pause, Resume, Stop and Resume from checkpoint by their buttons; a checkpoint
 uploaded (valid and invalid), downloaded, exported (MindIR, ONNX) and the file downloaded, renamed, deleted; the
-canvas's stroke width and Clear, and a prediction whose checkpoint was deleted; the language switch on every page;
+canvas's stroke width and Clear, and a prediction whose checkpoint was deleted; runs chosen on Compare and Runs
+staying chosen while their status, accuracy and name change; the language switch on every page;
 the Data page's three sources, with a download from a mirror on 127.0.0.1 showing progress and cancelled; Evaluate
 on a folder."""
 import re
@@ -10,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from core.app import model_service
+from core.config import TrainConfig
 from core.runs.store import RunStore
 from tests.support.canvas import SEVEN, ink, stroke
 from tests.support.helpers import let_pass, nav, settle, wait_for
@@ -114,6 +116,7 @@ def test_pause_resume_stop_and_resume_from_checkpoint_by_their_buttons(studio):
     saved = stopped.checkpoint_epoch  # the last finished epoch; stopped.epoch may be the unfinished one after it
     assert stopped.status == "stopped" and stopped.checkpoint and 1 <= saved <= stopped.epoch < 40
 
+    settle(page)  # the stopped run's buttons only: a click during the rerun met two of them
     page.get_by_role("button", name="🔁 Resume from checkpoint").click()
     expect(page.locator("text=/— running/").first).to_be_visible(timeout=60_000)
     resumed = store.get(run.id)
@@ -181,6 +184,46 @@ def test_a_checkpoint_uploaded_downloaded_exported_renamed_and_deleted_on_the_ru
     wait_for(lambda: store.get(run_id) is None, 30, "the run deleted")
     expect(page.get_by_text("my uploaded model")).to_have_count(0, timeout=30_000)  # not in the table, not chosen
     assert store.get(run_id) is None and not Path(run.checkpoint).exists()
+
+
+def test_runs_chosen_on_compare_and_runs_stay_chosen_while_their_status_accuracy_and_name_change(studio):
+    """A browser keeps a choice by its label: a run chosen on Compare while it trained fell out of the selection
+    when it ended (its label said its status and accuracy), and a run renamed on the Runs page gave way to another."""
+    url, store, browser = studio
+    oldest, older, newer = (store.create_run(TrainConfig(network="mlp", epochs=3), name=f"chosen {name}",
+                                             source="cli", exclusive=False) for name in ("oldest", "older", "newer"))
+    for run_id in (oldest, older, newer):
+        store.add_steps(run_id, [(1, 1, 2.0, 0.1), (2, 1, 1.5, 0.2)], step=2)
+        store.update(run_id, status="running", epoch=1, best_val_acc=0.5)
+    store.finish(oldest, "completed")
+    store.finish(older, "completed")  # the newer one trains
+    page = open_page(browser, url + "/compare")
+    chips = page.get_by_role("button", name=re.compile("^Remove "))  # each chosen run's chip has one
+    expect(chips).to_have_count(2, timeout=60_000)  # the two newest
+    settle(page)
+    page.get_by_role("combobox", name="Runs").click()  # the person adds the third: the browser holds the choice
+    page.get_by_role("option", name=re.compile("chosen oldest")).click()
+    page.keyboard.press("Escape")  # the list closes
+    expect(chips).to_have_count(3, timeout=30_000)
+    store.update(newer, best_val_acc=0.75)
+    store.finish(newer, "completed")
+    # The sidebar sees the run end and draws the page again, reading the runs anew.
+    expect(page.get_by_text("No run is training.")).to_be_visible(timeout=30_000)
+    settle(page)
+    expect(chips).to_have_count(3)
+    expect(page.get_by_role("button", name=re.compile("^Remove .*chosen newer"))).to_have_count(1)
+
+    page.goto(url + "/runs")
+    expect(heading(page, "Runs")).to_be_visible(timeout=60_000)
+    settle(page)
+    choose(page, "Run", "chosen older")
+    expect(page.get_by_text(older).first).to_be_visible(timeout=30_000)
+    page.get_by_label("Name").fill("renamed older")
+    page.get_by_role("button", name="Rename").click()
+    expect(page.get_by_role("combobox", name="Run")).to_have_value(re.compile("renamed older"), timeout=30_000)
+    expect(page.get_by_text(older).first).to_be_visible()
+    for run_id in (oldest, older, newer):
+        store.delete(run_id)
 
 
 def test_the_canvas_stroke_width_clear_and_a_deleted_checkpoint_on_the_draw_page(studio, trained_ckpt):

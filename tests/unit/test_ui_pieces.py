@@ -1,4 +1,4 @@
-"""UI helpers that hold logic of their own, without a page: the shared live view."""
+"""UI helpers that hold logic of their own, without a page: the shared live view, runs' labels in a list."""
 import threading
 import time
 
@@ -6,6 +6,8 @@ import numpy as np
 import pytest
 from tests.support.helpers import let_pass
 
+from core.config import TrainConfig
+from ui.format import run_choices
 from ui.live import SharedView
 
 
@@ -179,3 +181,18 @@ def test_a_callback_whose_widget_is_no_longer_drawn_does_nothing():
     at = AppTest.from_function(_callbacks_of_widgets_no_longer_drawn).run(timeout=30)
     assert not at.exception, [e.value for e in at.exception]
     assert at.markdown[0].value == "kept: nothing"
+
+
+def test_a_runs_label_in_a_list_stays_the_same_while_it_trains_and_tells_two_alike_apart(store):
+    """A browser keeps a chosen run by its label: one that changed with the status dropped it from Compare."""
+    first = store.create_run(TrainConfig(network="mlp"), name="same", source="cli", exclusive=False)
+    second = store.create_run(TrainConfig(network="mlp"), name="same", source="cli", exclusive=False)
+    other = store.create_run(TrainConfig(), name="other", source="cli", exclusive=False)
+    before = run_choices(store.list_runs())
+    store.update(first, status="running", epoch=2, best_val_acc=0.9)
+    store.finish(second, "completed")
+    store.update(other, best_val_acc=0.97)
+    after = run_choices(store.list_runs())
+    assert after == before
+    assert len(set(after.values())) == 3 and after[first] != after[second]
+    assert after[first].endswith(first[-6:]) and after[other].startswith("other (lenet5 · ")
