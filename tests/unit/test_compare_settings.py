@@ -95,3 +95,16 @@ def test_compare_shows_an_imported_and_a_scripts_unstated_settings_as_not_stated
     assert dims["Network"]["ticktext"] == ["lenet5", "mlp", "not stated"]
     assert sorted(dims["best val acc"]["values"]) == [0.9, 0.91, 0.92]  # a line for each run
     assert any('"not stated"' in c.value for c in at.caption)
+
+
+def test_the_accuracy_axis_and_colours_of_runs_that_scored_alike_stay_between_0_and_100_percent():
+    """Plotly spread one value half of it each way: two runs at 95.6 % drew a colour bar from 60 % to 140 %."""
+    from core.app.comparison import accuracy_range
+    from ui.compare_chart import settings_figure
+    assert accuracy_range([0.9, 0.95]) == (0.9, 0.95)
+    assert accuracy_range([1.0, 1.0]) == (0.99, 1.0) and accuracy_range([0.0]) == (0.0, 0.01)
+    low, high = accuracy_range([0.956, 0.956])
+    assert low < 0.956 < high and high - low == pytest.approx(0.01)
+    chart = settings_figure([], [0.956, 0.956], "best val acc").data[0]
+    assert (chart.line.cmin, chart.line.cmax) == (low, high)
+    assert tuple(chart.dimensions[-1].range) == (low, high)
