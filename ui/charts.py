@@ -1,7 +1,8 @@
 """Chart settings the pages share."""
 from __future__ import annotations
 
-__all__ = ["DIGITS", "digit_axis", "RUN_COLOURS", "LEGEND_ON_TOP", "EPOCH_AXIS", "facet_titles_without_names"]
+__all__ = ["DIGITS", "digit_axis", "RUN_COLOURS", "LEGEND_ON_TOP", "EPOCH_AXIS", "facet_titles_without_names",
+           "accuracy_range", "accuracy_colours"]
 
 DIGITS = [str(d) for d in range(10)]
 
@@ -22,3 +23,21 @@ EPOCH_AXIS = dict(tickmode="linear", tick0=1, dtick=1, tickformat="d")  # epochs
 def facet_titles_without_names(fig) -> None:
     """Plotly Express titles facets "metric=train loss" (or "=train loss" with an empty label): keep the value."""
     fig.for_each_annotation(lambda a: a.update(text=a.text.split("=", 1)[-1]))
+
+
+def accuracy_range(accuracy: list[float], least: float = 0.01) -> tuple[float, float]:
+    """Where an accuracy axis or colour scale runs: from the lowest to the highest value, at least `least` wide
+    and never past 0 or 100 %. Plotly widens a range of one value by half of it each way: runs that all scored
+    95.6 % showed a colour bar from 60 % to 140 %."""
+    low, high = min(accuracy), max(accuracy)
+    if high - low < least:
+        middle = min(max((low + high) / 2, least / 2), 1.0 - least / 2)
+        low, high = min(low, middle - least / 2), max(high, middle + least / 2)
+    return max(low, 0.0), min(high, 1.0)
+
+
+def accuracy_colours(accuracy: list[float], title: str) -> dict:
+    """A parallel-coordinates line coloured by accuracy over the runs' own range (accuracy_range)."""
+    low, high = accuracy_range(accuracy)
+    return dict(color=accuracy, cmin=low, cmax=high, colorscale="Viridis", showscale=True,
+                colorbar=dict(tickformat=".1%", title=title))

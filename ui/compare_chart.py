@@ -7,8 +7,8 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from core.app.comparison import SettingAxis, accuracy_range
-from ui.charts import EPOCH_AXIS, LEGEND_ON_TOP, RUN_COLOURS
+from core.app.comparison import SettingAxis
+from ui.charts import EPOCH_AXIS, LEGEND_ON_TOP, RUN_COLOURS, accuracy_colours, accuracy_range
 from ui.curves import CurveOptions, smooth
 from ui.language import t
 
@@ -70,8 +70,7 @@ def settings_figure(axes: list[SettingAxis], accuracy: list[float], accuracy_lab
                  ticktext=list(a.ticktext)) for a in axes]
     low, high = accuracy_range(accuracy)
     dims.append(dict(label=accuracy_label, values=accuracy, range=[low, high], tickformat=".1%"))
-    fig = go.Figure(go.Parcoords(line=dict(color=accuracy, cmin=low, cmax=high, colorscale="Viridis", showscale=True,
-                                           colorbar=dict(tickformat=".1%", title=accuracy_label)),
+    fig = go.Figure(go.Parcoords(line=accuracy_colours(accuracy, accuracy_label),
                                  dimensions=dims, labelfont=dict(size=14), tickfont=dict(size=12)))
     fig.update_layout(height=380, margin=dict(l=60, r=40, t=50, b=20))
     return fig

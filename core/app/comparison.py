@@ -63,17 +63,6 @@ def setting_axes(runs: list[Run], unstated: str) -> list[SettingAxis]:
     return [a for a in axes if a is not None]
 
 
-def accuracy_range(accuracy: list[float], least: float = 0.01) -> tuple[float, float]:
-    """Where an accuracy axis or colour scale runs: from the lowest to the highest value, at least `least` wide
-    and never past 0 or 100 %. Plotly widens a range of one value by half of it each way: runs that all scored
-    95.6 % showed a colour bar from 60 % to 140 %."""
-    low, high = min(accuracy), max(accuracy)
-    if high - low < least:
-        middle = min(max((low + high) / 2, least / 2), 1.0 - least / 2)
-        low, high = min(low, middle - least / 2), max(high, middle + least / 2)
-    return max(low, 0.0), min(high, 1.0)
-
-
 def _choice_axis(name: str, choices: tuple[str, ...], said: list[dict], unstated: str) -> SettingAxis | None:
     known = [s[name] for s in said if s.get(name) in choices]
     if not known:

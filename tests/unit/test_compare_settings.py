@@ -99,7 +99,7 @@ def test_compare_shows_an_imported_and_a_scripts_unstated_settings_as_not_stated
 
 def test_the_accuracy_axis_and_colours_of_runs_that_scored_alike_stay_between_0_and_100_percent():
     """Plotly spread one value half of it each way: two runs at 95.6 % drew a colour bar from 60 % to 140 %."""
-    from core.app.comparison import accuracy_range
+    from ui.charts import accuracy_range
     from ui.compare_chart import settings_figure
     assert accuracy_range([0.9, 0.95]) == (0.9, 0.95)
     assert accuracy_range([1.0, 1.0]) == (0.99, 1.0) and accuracy_range([0.0]) == (0.0, 0.01)
