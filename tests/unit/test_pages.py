@@ -81,8 +81,8 @@ def test_evaluate_on_the_validation_split_says_which_of_two_accuracies_it_shows(
     at.radio(key="eval_split").set_value("validation").run()
     assert not at.exception, [e.value for e in at.exception]
     said = [c.value for c in at.caption if "validation split" in c.value]
-    assert said == ["This is the checkpoint's accuracy on the validation split (saved at epoch 3). The run's list "
-                    "shows its best validation accuracy during training, 95.12% (epoch 2): a checkpoint from "
+    assert said == ["This is the checkpoint's accuracy on the validation split (saved at epoch 3). The Runs page "
+                    "lists its best validation accuracy during training, 95.12% (epoch 2): a checkpoint from "
                     "another epoch reads differently."], [c.value for c in at.caption]
 
 
