@@ -140,7 +140,8 @@ def test_a_sweep_started_with_configures_defaults_completes_and_shows_importance
             trace = wait_for(lambda: parcoords.evaluate(drawn), what="the parcoords' axes", timeout=30)
             rate = trace["dimensions"][0]
             assert rate["label"] == "Learning rate (log)" and rate["ticktext"] == ["0.001", "0.01", "0.1"], rate
-            assert trace["line"]["colorbar"]["tickformat"] == ".0%"
+            line = trace["line"]  # the accuracy's colours over the trials' own range, within 0-100 %
+            assert line["colorbar"]["tickformat"] == ".1%" and 0 <= line["cmin"] < line["cmax"] <= 1, line
             bars = wait_for(lambda: plots.last.evaluate(first_trace), what="the importance bars", timeout=30)
             assert bars["type"] == "bar" and set(bars["y"]) == {"Learning rate", "Batch size"}, bars
             assert page.get_by_text(re.compile(r"#\d")).count() == 0, "settings named by their values"
