@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 __all__ = ["DIGITS", "digit_axis", "RUN_COLOURS", "LEGEND_ON_TOP", "EPOCH_AXIS", "facet_titles_without_names",
-           "accuracy_range", "accuracy_colours"]
+           "accuracy_range", "accuracy_axis"]
 
 DIGITS = [str(d) for d in range(10)]
 
@@ -36,8 +36,10 @@ def accuracy_range(accuracy: list[float], least: float = 0.01) -> tuple[float, f
     return max(low, 0.0), min(high, 1.0)
 
 
-def accuracy_colours(accuracy: list[float], title: str) -> dict:
-    """A parallel-coordinates line coloured by accuracy over the runs' own range (accuracy_range)."""
+def accuracy_axis(accuracy: list[float], title: str) -> tuple[dict, dict]:
+    """Parallel coordinates' last axis, the accuracy, and their line coloured by it, both over the runs' own range
+    (accuracy_range): (dimension, line)."""
     low, high = accuracy_range(accuracy)
-    return dict(color=accuracy, cmin=low, cmax=high, colorscale="Viridis", showscale=True,
-                colorbar=dict(tickformat=".1%", title=title))
+    return (dict(label=title, values=accuracy, range=[low, high], tickformat=".1%"),
+            dict(color=accuracy, cmin=low, cmax=high, colorscale="Viridis", showscale=True,
+                 colorbar=dict(tickformat=".1%", title=title)))

@@ -8,7 +8,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from core.app.comparison import SettingAxis
-from ui.charts import EPOCH_AXIS, LEGEND_ON_TOP, RUN_COLOURS, accuracy_colours, accuracy_range
+from ui.charts import EPOCH_AXIS, LEGEND_ON_TOP, RUN_COLOURS, accuracy_axis
 from ui.curves import CurveOptions, smooth
 from ui.language import t
 
@@ -68,10 +68,9 @@ def settings_figure(axes: list[SettingAxis], accuracy: list[float], accuracy_lab
     best validation accuracy, coloured by it; choices and a few values are named at their ticks."""
     dims = [dict(label=t(f"configure.f_{a.name}"), values=list(a.values), tickvals=list(a.tickvals),
                  ticktext=list(a.ticktext)) for a in axes]
-    low, high = accuracy_range(accuracy)
-    dims.append(dict(label=accuracy_label, values=accuracy, range=[low, high], tickformat=".1%"))
-    fig = go.Figure(go.Parcoords(line=accuracy_colours(accuracy, accuracy_label),
-                                 dimensions=dims, labelfont=dict(size=14), tickfont=dict(size=12)))
+    dimension, line = accuracy_axis(accuracy, accuracy_label)
+    fig = go.Figure(go.Parcoords(line=line, dimensions=[*dims, dimension], labelfont=dict(size=14),
+                                 tickfont=dict(size=12)))
     fig.update_layout(height=380, margin=dict(l=60, r=40, t=50, b=20))
     return fig
 

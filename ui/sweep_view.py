@@ -14,7 +14,7 @@ from core.messages import Explained
 from core.runs.launch import launcher
 from core.runs import sweeps
 from core.runs.store import RunStore
-from ui.charts import EPOCH_AXIS, RUN_COLOURS, accuracy_colours, accuracy_range
+from ui.charts import EPOCH_AXIS, RUN_COLOURS, accuracy_axis
 from ui.identity import actions, refused_here
 from ui.language import say, t
 from ui.present import for_room
@@ -175,9 +175,9 @@ def _parcoords(info: sweeps.SweepInfo, found: list[sweeps.Setting], chosen: dict
         return _one_setting(info.spec.spaces[0], done)
     dims = [_dimension(space, done, chosen.get(space.name)) for space in info.spec.spaces]
     means = [s.mean for s in done if s.mean is not None]  # done: each of them has one
-    dims.append(dict(label=t("sweep.col_mean"), values=means, range=list(accuracy_range(means)), tickformat=".1%"))
-    fig = go.Figure(go.Parcoords(line=accuracy_colours(means, t("sweep.col_mean")),
-                                 dimensions=dims, labelfont=dict(size=15), tickfont=dict(size=13)))
+    dimension, line = accuracy_axis(means, t("sweep.col_mean"))
+    fig = go.Figure(go.Parcoords(line=line, dimensions=[*dims, dimension], labelfont=dict(size=15),
+                                 tickfont=dict(size=13)))
     fig.update_layout(height=340, margin=dict(l=60, r=40, t=50, b=20))
     return fig
 
