@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -25,10 +26,14 @@ os.environ["STUDIO_DISPATCH"] = "0"
 # own tests (tests/unit/test_server_token.py, tests/browser/test_browser_token.py) unset it, as ./run.sh's default is.
 os.environ["STUDIO_OPEN"] = "1"
 # The custom operators' library is built once per test session into a temporary folder (core.kernels), not
-# into the user's cache; the processes the tests start inherit the folder.
-os.environ.setdefault("STUDIO_KERNEL_CACHE", tempfile.mkdtemp(prefix="studio-kernels-"))
-# Likewise the drawn-looking training digits (core/data/drawn_look.py).
-os.environ.setdefault("STUDIO_DATA_CACHE", tempfile.mkdtemp(prefix="studio-data-"))
+# into the user's cache; the processes the tests start (xdist's workers too) inherit the folder. Likewise the
+# drawn-looking training digits (core/data/drawn_look.py). ./test.sh gives both of its phases one of each; a
+# folder made here goes when this session ends (pytest_unconfigure).
+_CACHES_MADE_HERE: list[str] = []
+for _cache, _prefix in (("STUDIO_KERNEL_CACHE", "studio-kernels-"), ("STUDIO_DATA_CACHE", "studio-data-")):
+    if not os.environ.get(_cache):
+        os.environ[_cache] = tempfile.mkdtemp(prefix=_prefix)
+        _CACHES_MADE_HERE.append(os.environ[_cache])
 
 from playwright.sync_api import expect  # noqa: E402
 
@@ -42,9 +47,11 @@ from core.config import TrainConfig  # noqa: E402
 from core.data.folders import validate_mnist_dir  # noqa: E402
 from core.data.idx import read_images, read_labels, write_idx  # noqa: E402
 from core.model import checkpoint  # noqa: E402
+from core.runs.launch import launcher  # noqa: E402
 from core.runs.store import RunStore  # noqa: E402
 from core.training.loop import train  # noqa: E402
 from tests.support import cpu_report  # noqa: E402
+from tests.support.leftovers import end_processes_naming, end_remembered  # noqa: E402
 
 SHARED = Path(os.environ.get("STUDIO_SHARED_DATA", PROJECT_ROOT.parent / "shared" / "data"))
 
@@ -88,6 +95,11 @@ GROUPS = ("unit", "process", "browser", "reliability")  # tests/<group>/, each a
 
 def pytest_configure(config):
     cpu_report.register(config)
+
+
+def pytest_unconfigure(config):
+    for folder in _CACHES_MADE_HERE:  # temporary: a process still ending may yet write a file into it
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def pytest_collection_modifyitems(items):
@@ -144,11 +156,14 @@ def store(request, tmp_path, monkeypatch, database):
         or request.node.get_closest_marker("store_on_disk") is not None \
         or request.node.get_closest_marker("unit") is None  # the group's marker, set at collection
     if on_disk:
-        yield RunStore(tmp_path / "store", database)
+        disk = RunStore(tmp_path / "store", database)
+        yield disk
+        launcher.shutdown(disk)  # its processes end with the test's folder (_nothing_left_running)
         return
     memory = RunStore.in_memory(tmp_path / "store")
     monkeypatch.setenv("STUDIO_DATABASE_URL", memory.url)
     yield memory
+    launcher.shutdown(memory)
     memory.close()
 
 
@@ -171,6 +186,23 @@ def with_run(store, trained_ckpt):
 @pytest.fixture
 def rng():
     return np.random.default_rng(0)
+
+
+@pytest.fixture(autouse=True)
+def _nothing_left_running(request):
+    """Whatever a test started for its folder ends with it (tests/support/leftovers.py): a run it left training,
+    a warm worker it left waiting."""
+    yield
+    folder = request.node.funcargs.get("tmp_path")
+    if folder is not None:
+        end_processes_naming(folder)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _nothing_left_running_by_the_modules_servers():
+    """The runs of the servers a module started (tests/support/server.py) end with the module."""
+    yield
+    end_remembered()
 
 
 @pytest.fixture(autouse=True)

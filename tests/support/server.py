@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from core import PROJECT_ROOT
+from tests.support import leftovers
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -56,6 +57,7 @@ def start_server(store: Path, port: int | None = None, extra_env: dict | None = 
         env["STUDIO_TOKEN"] = token
     env.update(extra_env or {})
     Path(store).mkdir(parents=True, exist_ok=True)
+    leftovers.remember(store)  # the runs it starts end with the test module (tests/conftest.py)
     log_path = Path(store) / f"server-{port}-{time.time_ns()}.log"
     with open(log_path, "wb") as log:
         proc = subprocess.Popen([sys.executable, "-m", "ui.serve", "--server.port", str(port),  # as ./run.sh
