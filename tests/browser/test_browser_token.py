@@ -37,7 +37,8 @@ def _what_a_script_sees(url: str, origin: str | None = None, as_user: str | None
     cmd = [python, str(client), ws, _page_run_request()] + ([origin] if origin else [])
     if as_user:
         cmd = ["runuser", "-u", as_user, "--"] + cmd
-    done = subprocess.run(cmd, capture_output=True, text=True, timeout=60, env=dict(os.environ, WS_SECONDS="10"))
+    # WS_SECONDS bounds the wait: the client ends once the page run has finished and a moment passed without more
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=60, env=dict(os.environ, WS_SECONDS="30"))
     assert done.returncode == 0, done.stderr[-2000:]
     return done.stdout
 
