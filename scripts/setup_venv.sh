@@ -9,7 +9,14 @@ fi
 stamp="$venv/.installed-$(basename "$req")"
 want="$(cat "$here/requirements.txt" "$here/$req" | sha256sum | cut -d' ' -f1)"
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
-  "$venv/bin/python" -m pip install --disable-pip-version-check -q -r "$here/$req"
+  # uv installs the pinned packages in parallel: a fresh .venv of requirements-dev.txt in ~20-30 s here against
+  # ~100 s with pip. It compiles the bytecode as pip does (without it each process's imports take twice as long).
+  if "$venv/bin/python" -m pip install --disable-pip-version-check -q "uv==0.13.9"; then
+    "$venv/bin/uv" pip install -q --compile-bytecode --python "$venv/bin/python" -r "$here/$req"
+  else
+    echo "setup: uv could not be installed (above); installing with pip instead, which is slower" >&2
+    "$venv/bin/python" -m pip install --disable-pip-version-check -q -r "$here/$req"
+  fi
   echo "$want" > "$stamp"
 fi
 export PATH="$venv/bin:$PATH"
