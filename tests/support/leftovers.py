@@ -23,11 +23,11 @@ def remember(folder: Path) -> None:
     _remembered.append(Path(folder))
 
 
-def end_remembered() -> list[str]:
+def end_remembered() -> None:
     """end_processes_naming for every folder remembered since the last call."""
-    ended = [cmdline for folder in _remembered for cmdline in end_processes_naming(folder)]
+    for folder in _remembered:
+        end_processes_naming(folder)
     _remembered.clear()
-    return ended
 
 
 def end_processes_naming(folder: Path) -> list[str]:

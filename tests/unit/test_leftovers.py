@@ -10,9 +10,9 @@ import psutil
 from tests.support.helpers import wait_for
 from tests.support.leftovers import end_processes_naming
 
-# a parent naming a folder (argv[1]), which starts a child that names nothing, then both wait
-PARENT = ("import subprocess, sys, time; subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(120)']);"
-          " print('started', flush=True); time.sleep(120)")
+# a parent naming a folder (argv[1]), which starts a child that names nothing; both wait until a signal ends them
+PARENT = ("import signal, subprocess, sys; subprocess.Popen([sys.executable, '-c', 'import signal; signal.pause()']);"
+          " print('started', flush=True); signal.pause()")
 
 
 def _started(folder) -> subprocess.Popen:
