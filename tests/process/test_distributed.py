@@ -101,7 +101,9 @@ def test_stop_from_the_dashboard_ends_every_worker_and_the_run_resumes(store, sm
     launcher.resume(store, run_id)
     done = wait_for(lambda: (r := store.get(run_id)).status == "completed" and r, timeout=120, what="the resume")
     assert done.epoch == run.epoch + 1
-    assert len({w.weights_sha256 for w in store.ranks(run_id)}) == 1
+    resumed = wait_for(lambda: (ws := store.ranks(run_id)) and not any(w.alive_state for w in ws) and ws, 30,
+                       "every resumed rank to record its end")  # rank 0 records the run's end first
+    assert len({w.weights_sha256 for w in resumed}) == 1
     no_processes_left(run_id)
 
 
