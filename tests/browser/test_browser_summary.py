@@ -6,6 +6,7 @@ import pytest
 
 from core.runs.store import RunStore
 from tests.browser.test_browser import SHOTS, shot
+from tests.support.helpers import switch_on, wait_for
 from tests.support.summaries import collect, half_written
 from tests.support.server import CHROMIUM, CHROMIUM_ARGS, require_chromium, start_server
 
@@ -22,8 +23,7 @@ def open_summary_folder(page, url: str, folder, follow: bool = False) -> None:
     box.fill(str(folder))
     box.press("Enter")
     if follow:
-        page.get_by_role("paragraph").filter(has_text=re.compile(r"^Follow while it trains$")).click()
-        expect(page.get_by_role("switch", name="Follow while it trains")).to_be_checked()
+        switch_on(page, "Follow while it trains")
     open_button = page.get_by_test_id("stButton").get_by_role("button", name="Open", exact=True)
     expect(open_button).to_be_enabled(timeout=30_000)  # once the page has the folder typed
     open_button.click()
@@ -78,7 +78,6 @@ def test_a_summary_folder_is_opened_from_runs_and_shown_on_train_and_weights(tmp
 def test_a_folder_followed_from_runs_goes_live_on_train_as_its_files_grow(tmp_path, small_mnist):
     """Follow while it trains: the folder is opened half written; Train shows the run running, and as the rest of
     the records and then the training lineage arrive it shows every step and "completed", with nobody clicking."""
-    from tests.support.helpers import wait_for
     collect(small_mnist / "train", tmp_path / "written")
     live = tmp_path / "summaries" / "live-training"
     events, lineage = half_written(tmp_path / "written", live)

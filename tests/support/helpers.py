@@ -59,7 +59,7 @@ def switch_on(page, label: str) -> None:
         settle(page)
         if toggle.is_checked():
             return
-        page.get_by_text(label).first.click()
+        page.locator("label").filter(has=toggle).click()  # the toggle's own label: the text may be elsewhere too
         try:
             expect(toggle).to_be_checked(timeout=10_000)
             return
