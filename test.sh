@@ -15,7 +15,23 @@ fi
 if [ "$#" -gt 0 ]; then
   exec python -m pytest -q "$@"
 fi
-# The whole suite in one session on two workers (pytest-xdist, a module per worker at a time, so a module's fixtures
-# are made once), the longest files first whatever their group (docs/testing.md): one worker's training fills the
-# other's waits, and no long file is left alone at the end.
-exec python -m pytest -q -n 2 --dist loadfile tests/unit tests/process tests/browser tests/reliability
+# The whole suite in two phases (docs/testing.md), each on two workers (pytest-xdist, a module per worker at a
+# time, so a module's fixtures are made once; the longest files first): one worker's training fills the other's
+# waits. First the unit and process groups, then the browser and reliability groups, whose servers and
+# browsers then share the machine with one other such test at a time, never with the process group's training.
+# One cache of the C++ operators and one of the drawn-looking digits for both phases: each phase's pytest would
+# otherwise make its own (tests/conftest.py; its workers share their controller's), and build the operators again
+# with g++, ~10 CPU-seconds. Both caches are written atomically.
+shared_caches=()
+for cache in STUDIO_KERNEL_CACHE STUDIO_DATA_CACHE; do
+  if [ -z "${!cache:-}" ]; then
+    printf -v "$cache" '%s' "$(mktemp -d -t studio-cache-XXXXXX)"
+    export "${cache?}"
+    shared_caches+=("${!cache}")
+  fi
+done
+trap 'rm -rf "${shared_caches[@]}"' EXIT
+status=0
+python -m pytest -q -n 2 --dist loadfile tests/unit tests/process || status=$?
+python -m pytest -q -n 2 --dist loadfile tests/browser tests/reliability || status=$?
+exit "$status"

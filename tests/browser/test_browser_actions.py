@@ -218,6 +218,7 @@ def test_runs_chosen_on_compare_and_runs_stay_chosen_while_their_status_accuracy
     settle(page)
     choose(page, "Run", "chosen older")
     expect(page.get_by_text(older).first).to_be_visible(timeout=30_000)
+    settle(page)  # the run chosen before keeps its (faded) Name field until the page has drawn the new one
     page.get_by_label("Name").fill("renamed older")
     page.get_by_role("button", name="Rename").click()
     expect(page.get_by_role("combobox", name="Run")).to_have_value(re.compile("renamed older"), timeout=30_000)

@@ -57,6 +57,7 @@ def test_a_run_survives_a_server_restart_and_is_stopped_and_resumed_from_the_new
             expect(page.get_by_text("Stopped:").first).to_be_visible(timeout=60_000)
             wait_for(lambda: not pid_alive(run.pid), timeout=20, what="the worker to exit")
 
+            settle(page)  # a click on a page still re-running after the stop can be dropped
             page.get_by_role("button", name="Resume from checkpoint").click()
             expect(page.locator("text=/— running/").first).to_be_visible(timeout=60_000)
             resumed = wait_for(lambda: (r := store.get(run.id)).pid and r.pid != run.pid and r, timeout=30,
