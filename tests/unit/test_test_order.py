@@ -1,8 +1,10 @@
 """The suite's files reach pytest-xdist's two workers longest first (tests/conftest.py sorts them by
 tests/support/file_seconds.json). xdist's file scheduler reorders files by their number of tests unless told not
-to (pytest.ini: --no-loadscope-reorder); then a long file of three tests would start last and run alone."""
+to (tests/conftest.py's pytest_configure tells it); then a long file of three tests would start last and run
+alone."""
 from types import SimpleNamespace
 
+import pytest
 from xdist.scheduler import LoadFileScheduling
 
 
@@ -38,7 +40,9 @@ def test_the_workers_start_on_the_longest_files_not_on_the_files_with_most_tests
     long_few = [f"tests/process/test_long.py::test_{i}" for i in range(3)]  # first: conftest put it there
     short_many = [f"tests/unit/test_short_{k}.py::test_{i}" for k in range(2) for i in range(20)]
     collection = long_few + short_many
-    reorder = pytestconfig.getoption("loadscopereorder")
+    reorder = getattr(pytestconfig.option, "loadscopereorder", None)
+    if reorder is None:
+        pytest.skip("pytest-xdist is not loaded in this run (-p no:xdist): nothing reorders the files")
     assert "tests/process/test_long.py" in first_files(reorder, collection), \
-        "pytest.ini must pass --no-loadscope-reorder: xdist would start the files with most tests first"
+        "tests/conftest.py must turn xdist's loadscopereorder off: xdist would start the files with most tests first"
     assert "tests/process/test_long.py" not in first_files(not reorder, collection)  # the check can fail
