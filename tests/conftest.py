@@ -95,8 +95,14 @@ GROUPS = ("unit", "process", "browser", "reliability")  # tests/<group>/, each a
 
 def pytest_configure(config):
     cpu_report.register(config)
-    if hasattr(config.option, "loadscopereorder"):  # pytest-xdist: keep the longest-first order (below)
-        config.option.loadscopereorder = False
+    keep_longest_first(config.option)
+
+
+def keep_longest_first(option) -> None:
+    """Turn pytest-xdist's --loadscope-reorder (its default) off, where xdist is loaded: it would start the files
+    with most tests first and undo pytest_collection_modifyitems' longest-first order."""
+    if hasattr(option, "loadscopereorder"):
+        option.loadscopereorder = False
 
 
 def pytest_unconfigure(config):
@@ -107,8 +113,7 @@ def pytest_unconfigure(config):
 def pytest_collection_modifyitems(items):
     """Each test is marked with its folder's group (pytest.ini registers them), and the files run longest first
     (tests/support/file_seconds.json, as last measured; a new file counts as short): on two workers a long file
-    left for the end would keep one worker busy while the other has nothing left to do. pytest_configure keeps
-    this order (xdist's --loadscope-reorder, its default, would start the files with most tests first)."""
+    left for the end would keep one worker busy while the other has nothing left to do (keep_longest_first)."""
     for item in items:
         group = Path(str(item.fspath)).parent.name
         if group in GROUPS:

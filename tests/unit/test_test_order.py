@@ -1,11 +1,12 @@
 """The suite's files reach pytest-xdist's two workers longest first (tests/conftest.py sorts them by
 tests/support/file_seconds.json). xdist's file scheduler reorders files by their number of tests unless told not
-to (tests/conftest.py's pytest_configure tells it); then a long file of three tests would start last and run
-alone."""
+to (tests/conftest.py's keep_longest_first, from pytest_configure); then a long file of three tests would start
+last and run alone."""
 from types import SimpleNamespace
 
-import pytest
 from xdist.scheduler import LoadFileScheduling
+
+from tests.conftest import keep_longest_first
 
 
 class Worker:
@@ -40,9 +41,9 @@ def test_the_workers_start_on_the_longest_files_not_on_the_files_with_most_tests
     long_few = [f"tests/process/test_long.py::test_{i}" for i in range(3)]  # first: conftest put it there
     short_many = [f"tests/unit/test_short_{k}.py::test_{i}" for k in range(2) for i in range(20)]
     collection = long_few + short_many
-    reorder = getattr(pytestconfig.option, "loadscopereorder", None)
-    if reorder is None:
-        pytest.skip("pytest-xdist is not loaded in this run (-p no:xdist): nothing reorders the files")
-    assert "tests/process/test_long.py" in first_files(reorder, collection), \
-        "tests/conftest.py must turn xdist's loadscopereorder off: xdist would start the files with most tests first"
-    assert "tests/process/test_long.py" not in first_files(not reorder, collection)  # the check can fail
+    option = SimpleNamespace(loadscopereorder=True)  # xdist's default
+    keep_longest_first(option)
+    assert "tests/process/test_long.py" in first_files(option.loadscopereorder, collection)
+    assert "tests/process/test_long.py" not in first_files(True, collection)  # the check can fail
+    # and this run's own setting is the one pytest_configure left (False too where xdist is not loaded)
+    assert getattr(pytestconfig.option, "loadscopereorder", False) is False
