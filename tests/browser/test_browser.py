@@ -7,7 +7,7 @@ import pytest
 
 from core import PROJECT_ROOT
 from tests.support.canvas import SEVEN, ink, stroke
-from tests.support.server import CHROMIUM, CHROMIUM_ARGS, require_chromium, start_server
+from tests.support.server import launch_chromium, require_chromium, start_server
 from tests.support.helpers import let_pass, nav, scroll_to, switch_on, wait_for
 
 # Screenshots go to an ignored folder, so that the tests leave the work tree as they found it;
@@ -30,7 +30,7 @@ def server(tmp_path_factory):
 def browser():
     SHOTS.mkdir(parents=True, exist_ok=True)
     with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        b = launch_chromium(p)
         yield b
         b.close()
 

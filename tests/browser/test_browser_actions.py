@@ -16,7 +16,7 @@ from core.runs.store import RunStore
 from tests.support.canvas import SEVEN, ink, stroke
 from tests.support.helpers import let_pass, nav, settle, wait_for
 from tests.support.mirror import Server
-from tests.support.server import CHROMIUM, CHROMIUM_ARGS, require_chromium, start_server
+from tests.support.server import launch_chromium, require_chromium, start_server
 
 require_chromium(pytest)
 
@@ -42,7 +42,7 @@ def studio(tmp_path_factory):
     store = tmp_path_factory.mktemp("actions-store")
     srv = start_server(store, extra_env={"STUDIO_MNIST_MIRRORS": mirror.url})
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        browser = launch_chromium(p)
         yield srv.url, RunStore(store), browser
         browser.close()
     srv.stop()

@@ -6,7 +6,7 @@ import pytest
 
 from core.config import TrainConfig
 from core.runs.store import RunStore
-from tests.support.server import CHROMIUM, CHROMIUM_ARGS, require_chromium, start_server
+from tests.support.server import launch_chromium, require_chromium, start_server
 from tests.support.helpers import let_pass
 
 require_chromium(pytest)
@@ -25,7 +25,7 @@ def app(tmp_path_factory):
     store.update(run_id, status="running", heartbeat=time.time())  # live: the sidebar shows its name too
     srv = start_server(store_dir)
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        browser = launch_chromium(p)
         yield srv.url, browser
         browser.close()
     srv.stop()

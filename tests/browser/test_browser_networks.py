@@ -8,7 +8,7 @@ from core.runs.store import RunStore
 from tests.browser.test_browser import SHOTS, shot
 from tests.support.canvas import SEVEN, stroke
 from tests.support.helpers import wait_for
-from tests.support.server import CHROMIUM, CHROMIUM_ARGS, require_chromium, start_server
+from tests.support.server import launch_chromium, require_chromium, start_server
 
 require_chromium(pytest)
 
@@ -21,7 +21,7 @@ def test_resnet_is_chosen_drawn_trained_and_read_in_the_browser(tmp_path):
     SHOTS.mkdir(parents=True, exist_ok=True)
     try:
         with sync_playwright() as pw:
-            browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            browser = launch_chromium(pw)
             page = browser.new_page(viewport={"width": 1400, "height": 1000})
             page.goto(server.url + "/configure?epochs=2&learning_rate=0.05")
             network = page.get_by_role("combobox", name="Network")

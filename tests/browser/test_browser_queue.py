@@ -8,7 +8,7 @@ import pytest
 
 from core.runs.store import RunStore
 from tests.support.helpers import nav, settle, wait_for
-from tests.support.server import CHROMIUM, CHROMIUM_ARGS, require_chromium, start_server
+from tests.support.server import launch_chromium, require_chromium, start_server
 from tests.browser.test_browser import SHOTS, shot
 
 require_chromium(pytest)
@@ -26,7 +26,7 @@ def test_two_people_press_start_at_once_on_two_servers_of_one_store_and_both_run
     SHOTS.mkdir(parents=True, exist_ok=True)
     try:
         with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            browser = launch_chromium(p)
             pages = [browser.new_context(viewport={"width": 1400, "height": 1000}).new_page() for _ in servers]
             for page, server in zip(pages, servers, strict=False):
                 page.goto(server.url + LINK)
@@ -66,7 +66,7 @@ def test_a_sweep_configured_in_the_browser_runs_and_shows_linked_parallel_coordi
     SHOTS.mkdir(parents=True, exist_ok=True)
     try:
         with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            browser = launch_chromium(p)
             page = browser.new_page(viewport={"width": 1400, "height": 1100})
             page.goto(srv.url + "/configure?network=mlp&hidden=32&epochs=1")
             expect(page.get_by_text("Configuration is valid")).to_be_visible(timeout=60_000)
@@ -114,7 +114,7 @@ def test_a_sweep_started_with_configures_defaults_completes_and_shows_importance
     SHOTS.mkdir(parents=True, exist_ok=True)
     try:
         with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            browser = launch_chromium(p)
             page = browser.new_page(viewport={"width": 1400, "height": 1100})
             page.goto(srv.url + "/configure?network=mlp&hidden=32&epochs=1")
             expect(page.get_by_text("Configuration is valid")).to_be_visible(timeout=60_000)

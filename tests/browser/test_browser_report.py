@@ -4,7 +4,7 @@ import pytest
 
 from core.runs.store import RunStore
 from tests.support.helpers import cli
-from tests.support.server import CHROMIUM, CHROMIUM_ARGS, require_chromium
+from tests.support.server import launch_chromium, require_chromium
 from tests.browser.test_browser import SHOTS, shot
 
 require_chromium(pytest)
@@ -27,7 +27,7 @@ def test_a_report_of_one_run_and_a_comparison_open_offline_from_file(tmp_path, s
     assert p.returncode == 0, p.stderr
     SHOTS.mkdir(parents=True, exist_ok=True)
     with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        browser = launch_chromium(pw)
         context = browser.new_context(viewport={"width": 1300, "height": 900})
         asked = []
         context.route("**/*", lambda route: route.continue_() if route.request.url.startswith("file://")

@@ -11,7 +11,7 @@ import pytest
 from core import PROJECT_ROOT
 from core.runs.store import RunStore
 from tests.support.helpers import nav, wait_for
-from tests.support.server import CHROMIUM, CHROMIUM_ARGS, free_port, require_chromium, start_server
+from tests.support.server import free_port, launch_chromium, require_chromium, start_server
 from tests.browser.test_browser import SHOTS, shot
 
 require_chromium(pytest)
@@ -74,7 +74,7 @@ def test_two_users_sign_in_one_after_the_other_and_each_owns_what_they_start(tmp
     store = RunStore(root)
     try:
         with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            browser = launch_chromium(p)
             alice = browser.new_context(viewport={"width": 1400, "height": 1000}).new_page()
             alice.goto(server.url + "/train")
             expect(alice.get_by_role("button", name="Sign in")).to_be_visible(timeout=60_000)

@@ -8,7 +8,7 @@ from core.runs.store import RunStore
 from tests.browser.test_browser import SHOTS, shot
 from tests.support.helpers import switch_on, wait_for
 from tests.support.summaries import collect, half_written
-from tests.support.server import CHROMIUM, CHROMIUM_ARGS, require_chromium, start_server
+from tests.support.server import launch_chromium, require_chromium, start_server
 
 require_chromium(pytest)
 
@@ -37,7 +37,7 @@ def test_a_summary_folder_is_opened_from_runs_and_shown_on_train_and_weights(tmp
     SHOTS.mkdir(parents=True, exist_ok=True)
     try:
         with sync_playwright() as pw:
-            browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            browser = launch_chromium(pw)
             page = browser.new_page(viewport={"width": 1400, "height": 1000})
             open_summary_folder(page, server.url, summaries)
             expect(page.get_by_text(re.compile(r"lenet5-collector: 20 steps read"))).to_be_visible(timeout=60_000)
@@ -85,7 +85,7 @@ def test_a_folder_followed_from_runs_goes_live_on_train_as_its_files_grow(tmp_pa
     server = start_server(root)
     try:
         with sync_playwright() as pw:
-            browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            browser = launch_chromium(pw)
             page = browser.new_page(viewport={"width": 1400, "height": 1000})
             open_summary_folder(page, server.url, live, follow=True)
             expect(page.get_by_text(re.compile(r"live-training: \d+ steps read so far; followed"))).to_be_visible(

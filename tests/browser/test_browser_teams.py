@@ -8,7 +8,7 @@ from core.runs.people.actions import history
 from core.runs.store import RunStore
 from tests.support.helpers import nav, wait_for
 from tests.support.proxy import Proxy
-from tests.support.server import CHROMIUM, CHROMIUM_ARGS, require_chromium, start_server
+from tests.support.server import launch_chromium, require_chromium, start_server
 from tests.browser.test_browser import SHOTS, shot
 
 require_chromium(pytest)
@@ -34,7 +34,7 @@ def test_a_student_sees_the_teachers_run_and_its_owner_but_cannot_pause_or_stop_
     store = RunStore(root)
     try:
         with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            browser = launch_chromium(p)
             teacher = browser.new_context(viewport={"width": 1400, "height": 1000}).new_page()
             student_context = browser.new_context(viewport={"width": 1400, "height": 1000})
             student = student_context.new_page()
@@ -86,7 +86,7 @@ def test_behind_a_reverse_proxy_no_password_means_instructions_only_and_a_passwo
     proxies = [Proxy(open_server.url), Proxy(guarded.url), Proxy(open_server.url, forwarded=False)]
     try:
         with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            browser = launch_chromium(p)
             page = browser.new_page(viewport={"width": 1400, "height": 1000})
             page.goto(proxies[0].url + "/train")
             expect(page.get_by_text("This server is reached through a proxy")).to_be_visible(timeout=60_000)
@@ -122,7 +122,7 @@ def test_behind_a_real_nginx_with_or_without_forwarded_headers_an_open_server_se
                for kind in ("forwarded", "plain")]
     try:
         with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            browser = launch_chromium(p)
             page = browser.new_page(viewport={"width": 1400, "height": 1000})
             for _, url in proxies:
                 page.goto(url + "/train")

@@ -16,7 +16,7 @@ import pytest
 from playwright.sync_api import expect, sync_playwright
 from streamlit.proto.BackMsg_pb2 import BackMsg
 
-from tests.support.server import CHROMIUM, CHROMIUM_ARGS, require_chromium, start_server
+from tests.support.server import launch_chromium, require_chromium, start_server
 
 require_chromium(pytest)
 
@@ -78,7 +78,7 @@ def test_behind_a_real_nginx_with_or_without_forwarded_headers_only_the_link_get
             assert _instructions_only(_what_a_script_sees(url)), url
             assert _instructions_only(_what_a_script_sees(url, origin=server.url)), url  # a forged loopback one
         with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            browser = launch_chromium(p)
             for _, url in proxies:
                 page = browser.new_context().new_page()
                 page.goto(url + "/train")
@@ -118,7 +118,7 @@ def test_the_token_link_lets_a_real_browser_in_and_a_reload_keeps_it(token_serve
     server, token = token_server
     assert f"/studio/admit?token={token}" in server.log(), "the server prints its access link at start"
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        browser = launch_chromium(p)
         stranger = browser.new_context().new_page()
         stranger.goto(server.url + "/train")
         expect(stranger.get_by_text(INSTRUCTIONS)).to_be_visible(timeout=60_000)

@@ -12,7 +12,7 @@ from core import PROJECT_ROOT
 from core.runs.store import RunStore
 from core.runs.rows import Request
 from tests.support.helpers import settle, wait_for
-from tests.support.server import CHROMIUM, CHROMIUM_ARGS, require_chromium, start_server
+from tests.support.server import launch_chromium, require_chromium, start_server
 from tests.browser.test_browser import SHOTS, shot
 
 require_chromium(pytest)
@@ -38,7 +38,7 @@ def test_a_tracked_scripts_run_shows_live_on_train_and_the_pages_stop_ends_it(tm
         store = RunStore(root)
         wait_for(lambda: any(r.step for r in store.list_runs()), timeout=120, what="the script's first steps")
         with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            browser = launch_chromium(p)
             page = browser.new_context(viewport={"width": 1400, "height": 1000}).new_page()
             page.goto(server.url + "/train")
             expect(page.get_by_text("my notebook loop — running")).to_be_visible()

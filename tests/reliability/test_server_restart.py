@@ -10,7 +10,7 @@ import pytest
 from core.runs.processes import pid_alive
 from core.runs.store import RunStore
 from tests.support.helpers import settle, wait_for
-from tests.support.server import CHROMIUM, CHROMIUM_ARGS, require_chromium, start_server
+from tests.support.server import launch_chromium, require_chromium, start_server
 
 require_chromium(pytest)
 
@@ -29,7 +29,7 @@ def test_a_run_survives_a_server_restart_and_is_stopped_and_resumed_from_the_new
     second = None
     try:
         with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            browser = launch_chromium(p)
             page = browser.new_page(viewport={"width": 1300, "height": 900})
             page.goto(first.url + "/configure?network=mlp&mode=pynative&epochs=40&batch_size=32")
             expect(page.get_by_text("Configuration is valid")).to_be_visible(timeout=60_000)
