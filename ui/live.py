@@ -9,12 +9,17 @@ from collections.abc import Callable, Hashable
 
 import streamlit as st
 
-__all__ = ["SIDEBAR_POLL_S", "IDLE_POLL_S", "SharedView", "shared_views", "run_snapshot", "active_snapshot"]
+__all__ = ["SIDEBAR_POLL_S", "IDLE_POLL_S", "CURVES_REFRESH_S", "SharedView", "shared_views", "curve_views",
+           "run_snapshot", "active_snapshot"]
 
 SIDEBAR_POLL_S = 3.0  # the sidebar's glance at the active run
 IDLE_POLL_S = 5.0     # with no run active: how soon a page notices a run started elsewhere
 SHARED_VIEW_KEEP_S = 60.0  # views nobody asked for in this long are dropped
 SHARED_VIEW_MAX_AGE_S = 0.5  # a live view is rebuilt at most this often, once for all its viewers
+# While a run trains at full speed its curves are drawn anew at most this often (the progress line at every
+# poll): a browser draws the same figure once, and drawing the curves again is most of its work on a live page
+# (docs/performance.md, "A live page in the browser").
+CURVES_REFRESH_S = 3.0
 
 T = TypeVar("T")
 
@@ -58,6 +63,12 @@ class SharedView:
 @st.cache_resource
 def shared_views() -> SharedView:
     return SharedView(max_age_s=SHARED_VIEW_MAX_AGE_S)
+
+
+@st.cache_resource
+def curve_views() -> SharedView:
+    """The live curves' figures, shared as shared_views' are, each kept CURVES_REFRESH_S while its version holds."""
+    return SharedView(max_age_s=CURVES_REFRESH_S)
 
 
 def run_snapshot(store, run_id: str):

@@ -19,7 +19,7 @@ from ui.first_step import send_first_step
 from ui.format import STATUS_ICONS, fmt_duration, fmt_eta, sentence
 from ui.identity import actions, attempt, refused_here
 from ui.language import label, language, say, source_word, status_word, t
-from ui.live import run_snapshot, shared_views
+from ui.live import curve_views, run_snapshot, shared_views
 from ui.pacing import controls, notice_text, pacing
 from ui.present import chart_config, on_phone, presenting
 from ui.queue_view import when_it_starts
@@ -29,7 +29,7 @@ from ui.summary_view import imported_files
 from ui.text import code, literal
 
 __all__ = ["RunView", "HeaderState", "build_view", "view_of", "start_form", "start_button", "header_state",
-           "draw_header", "draw_lesson", "draw_body", "notice_text", "curve_options"]
+           "curve_version", "draw_header", "draw_lesson", "draw_body", "notice_text", "curve_options"]
 
 LOG_LINES = 60
 
@@ -186,14 +186,24 @@ def curve_options() -> CurveOptions:
 def _curves(store: RunStore, view: RunView, options: CurveOptions) -> None:
     """The curves with this viewer's smoothing and scale; one build per options, shared by every viewer."""
     h = view.history
-    version = (len(h.steps), h.steps[-1].step if h.steps else 0, len(h.epochs), len(h.validations),
-               len(h.setting_changes))
-    figure = shared_views().get((str(store.root), view.run.id, "curves", options, language()),
-                                lambda: curves(h, options), version)
+    figure = curve_views().get((str(store.root), view.run.id, "curves", options, language()),
+                               lambda: curves(h, options), curve_version(view))
     st.plotly_chart(figure, width="stretch", key="curves", config=chart_config())
     note = downsampling_note(view.history)
     if note:
         st.caption(note)
+
+
+def curve_version(view: RunView) -> tuple:
+    """What the curves must show as soon as it happens: the first step, the first epoch or validation (the
+    accuracy panel's first point), a changed setting, a new status or pace; and, unless the run trains at full
+    speed, every step, epoch and validation (paused, stepping or in slow motion a person watches each one). At
+    full speed the rest waits for the figure's CURVES_REFRESH_S: a small network ends several epochs a second."""
+    h, run = view.history, view.run
+    at_once = (run.status, run.step_delay, bool(h.steps), bool(h.epochs), bool(h.validations), len(h.setting_changes))
+    if run.status == "running" and not run.step_delay:
+        return at_once
+    return at_once + (len(h.steps), h.steps[-1].step if h.steps else 0, len(h.epochs), len(h.validations))
 
 
 def _timelapse(view: RunView) -> None:

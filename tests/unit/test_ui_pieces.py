@@ -196,3 +196,43 @@ def test_a_runs_label_in_a_list_stays_the_same_while_it_trains_and_tells_two_ali
     assert after == before
     assert len(set(after.values())) == 3 and after[first] != after[second]
     assert after[first].endswith(first[-6:]) and after[other].startswith("other (lenet5 · ")
+
+
+def test_at_full_speed_the_curves_wait_for_their_refresh_but_firsts_settings_and_paced_steps_show_at_once(store):
+    """The live Train view's figure is kept CURVES_REFRESH_S while curve_version holds: a browser draws the
+    same figure once (drawing the curves again at every poll was most of Chromium's work on a live page)."""
+    from dataclasses import replace
+    from core.runs.rows import StepRow
+    from core.training.events import EpochMetrics, SettingEvent, ValidationEvent
+    from ui.curves import History
+    from ui.train_view import RunView, curve_version
+
+    run = replace(store.get(store.create_run(TrainConfig(network="mlp", epochs=50))), status="running")
+
+    def version(run, steps=0, epochs=0, validations=0, changes=0):
+        h = History([StepRow(i + 1, 1, 1.0, float(i)) for i in range(steps)],
+                    [EpochMetrics(e + 1, 0.5, 0.8, 0.4, 0.85) for e in range(epochs)],
+                    [ValidationEvent(10 * (v + 1), 1, 0.5, 0.8) for v in range(validations)],
+                    [SettingEvent(c + 1, "learning_rate", 0.01) for c in range(changes)], 100)
+        return curve_version(RunView(run, h, "", None, {}))
+
+    full_speed = version(run, steps=5, epochs=1)
+    # more steps, epochs and validations at full speed: the same figure until it is CURVES_REFRESH_S old
+    assert version(run, steps=500, epochs=7) == full_speed
+    assert version(run, steps=5, epochs=1, validations=1) == version(run, steps=500, epochs=7, validations=9)
+    # shown at once: the first step, the first epoch, a changed setting, another status or pace
+    assert version(run) != version(run, steps=1)
+    assert version(run, steps=5) != full_speed
+    assert version(run, steps=5, epochs=1, changes=1) != full_speed
+    assert version(replace(run, status="paused"), steps=5, epochs=1) != full_speed
+    assert version(replace(run, step_delay=0.5), steps=5, epochs=1) != full_speed
+    # paused (Step) or in slow motion a person watches every step and epoch
+    for paced in (replace(run, status="paused"), replace(run, step_delay=0.5)):
+        assert version(paced, steps=5, epochs=1) != version(paced, steps=6, epochs=1)
+        assert version(paced, steps=5, epochs=1) != version(paced, steps=5, epochs=2)
+
+    views, builds = SharedView(max_age_s=60.0), []
+    figure = views.get("curves", lambda: builds.append(1) or "figure at step 5", full_speed)
+    assert views.get("curves", lambda: "figure at step 500", version(run, steps=500, epochs=7)) == figure
+    assert views.get("curves", lambda: "after the change", version(run, steps=5, epochs=1, changes=1)) \
+        == "after the change"
