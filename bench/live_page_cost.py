@@ -12,6 +12,7 @@ page in the browser"). Results: bench/results/live_page_cost.json.
 from __future__ import annotations
 
 import argparse
+import shutil
 import sys
 import tempfile
 import time
@@ -22,24 +23,10 @@ import psutil
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench.load_test import cpu_of  # noqa: E402
 from bench.record import save, stamp  # noqa: E402
+from core.runs.processes import process_tree  # noqa: E402
 from tests.support.server import CHROMIUM, CHROMIUM_ARGS, start_server  # noqa: E402
-
-
-def tree_cpu(pid: int) -> float:
-    """CPU seconds of a process and its living children."""
-    try:
-        procs = [psutil.Process(pid), *psutil.Process(pid).children(recursive=True)]
-    except psutil.Error:
-        return 0.0
-    total = 0.0
-    for proc in procs:
-        try:
-            times = proc.cpu_times()
-            total += times.user + times.system
-        except psutil.Error:
-            pass  # ended between the listing and the read: its time is no longer the page's
-    return total
 
 
 def one_round(browser_path: str, seconds: float) -> dict:
@@ -58,15 +45,19 @@ def one_round(browser_path: str, seconds: float) -> dict:
             page.locator('[data-testid="stPlotlyChart"]').first.wait_for(timeout=60_000)
             time.sleep(5)  # the page and the run past their start
             driver = next(c for c in psutil.Process().children(recursive=True) if "node" in c.name())
-            chromium0, server0, step0 = tree_cpu(driver.pid), tree_cpu(server.proc.pid), store.get(run_id).step
+            def cpu() -> tuple[float, float]:  # Chromium's processes (under Playwright's driver); the server's
+                return cpu_of(process_tree(driver.pid)), cpu_of(process_tree(server.proc.pid))
+            (chromium0, server0), step0 = cpu(), store.get(run_id).step
             time.sleep(seconds)
-            figures = {"chromium_cpu_s": round(tree_cpu(driver.pid) - chromium0, 2),
-                       "server_and_run_cpu_s": round(tree_cpu(server.proc.pid) - server0, 2),
+            chromium1, server1 = cpu()
+            figures = {"chromium_cpu_s": round(chromium1 - chromium0, 2),
+                       "server_and_run_cpu_s": round(server1 - server0, 2),
                        "steps": store.get(run_id).step - step0}
             browser.close()
     finally:
         store.request(run_id, "stop")
         server.stop()
+        shutil.rmtree(root, ignore_errors=True)  # the store and its logs: nothing kept but the figures
     return figures
 
 

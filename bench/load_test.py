@@ -223,7 +223,7 @@ def _lower_priority(pids: list[int], keep: list[int]) -> int:
     return lowered
 
 
-def _cpu_of(pids: list[int]) -> float:
+def cpu_of(pids: list[int]) -> float:
     total = 0.0
     for pid in pids:
         with contextlib.suppress(OSError):  # exited: its time is not counted
@@ -255,9 +255,9 @@ def drive_load(server_url: str, server_pid: int, sessions: int, browsers: int, s
         ws_proc = _start_watchers(server_url, sessions - browsers, seconds)
         generators = _load_generators(ws_proc.pid)
         groups_lowered = 0 if equal_priority else _lower_priority(generators, keep=[server_pid, os.getpid()])
-        g0 = _cpu_of(generators)
+        g0 = cpu_of(generators)
         _draw_until(drawers, t0, seconds, counts)
-        generators_cpu = _cpu_of(generators) - g0  # before the websocket clients exit
+        generators_cpu = cpu_of(generators) - g0  # before the websocket clients exit
         watchers = [SimpleNamespace(**d) for d in json.loads(ws_proc.communicate(timeout=seconds + 60)[0])]
         elapsed = time.monotonic() - t0
         cpu = cpu_seconds(server_pid) - cpu0
