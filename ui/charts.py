@@ -1,10 +1,21 @@
 """Chart settings the pages share."""
 from __future__ import annotations
 
-__all__ = ["DIGITS", "digit_axis", "RUN_COLOURS", "LEGEND_ON_TOP", "EPOCH_AXIS", "facet_titles_without_names",
-           "accuracy_range", "accuracy_axis"]
+__all__ = ["quick_tick_labels", "DIGITS", "digit_axis", "RUN_COLOURS", "LEGEND_ON_TOP", "EPOCH_AXIS",
+           "facet_titles_without_names", "accuracy_range", "accuracy_axis"]
 
 DIGITS = [str(d) for d in range(10)]
+
+
+def quick_tick_labels(fig):
+    """Tick labels that Plotly draws without checking each one against the chart's edge (ticklabeloverflow
+    "allow"). Its default for numeric axes, "hide past div", measures every label of an axis again after
+    drawing each one, each measurement a layout of the whole page: on a live Train page that was half of the
+    browser's work (docs/performance.md, "A live page in the browser"). The margins grow to hold the labels
+    (automargin), so none reaches past the edge to be hidden."""
+    fig.update_xaxes(ticklabeloverflow="allow")
+    fig.update_yaxes(ticklabeloverflow="allow")
+    return fig
 
 
 def digit_axis(title: str | None) -> dict:

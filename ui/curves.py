@@ -15,7 +15,7 @@ from core.app.smoothing import smooth
 from core.runs.rows import StepRow
 from core.runs.store.roles import RunReads
 from core.training.events import EpochMetrics, SettingEvent, ValidationEvent
-from ui.charts import EPOCH_AXIS, LEGEND_ON_TOP
+from ui.charts import EPOCH_AXIS, LEGEND_ON_TOP, quick_tick_labels
 from ui.language import t
 from ui.present import room_fonts
 
@@ -63,7 +63,7 @@ ACCURACY_RANGE = dict(autorangeoptions=dict(minallowed=0.0, maxallowed=1.02))
 
 def curves(h: History, o: CurveOptions) -> go.Figure:
     if o.present or o.compact:
-        return _lesson_curves(h, o)
+        return quick_tick_labels(_lesson_curves(h, o))
     per_step = bool(h.validations)
     titles = (t("train.step_loss"), t("train.loss_by_step") if per_step else t("train.epoch_loss"),
               t("train.accuracy_by_step") if per_step else t("train.epoch_accuracy"))
@@ -78,7 +78,7 @@ def curves(h: History, o: CurveOptions) -> go.Figure:
     _layout(fig, o, cells, per_step)
     _until_first_step(fig, h)
     _until_first_accuracy(fig, h, 3)
-    return fig
+    return quick_tick_labels(fig)
 
 
 def _until_first_accuracy(fig: go.Figure, h: History, col: int) -> None:

@@ -9,6 +9,7 @@ import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from ui.callback_state import keep
+from ui.charts import quick_tick_labels
 
 __all__ = ["PRESENT_PARAM", "presenting", "presentation_switch", "presentation_style", "for_room", "room_fonts",
            "CHART_FONT", "chart_config", "on_phone"]
@@ -92,7 +93,9 @@ def room_fonts(fig):
 
 
 def for_room(fig, height: int | None = None):
-    """A Plotly figure with text readable from the back row when presenting (unchanged otherwise)."""
+    """A Plotly figure as the pages show it: tick labels drawn quickly (quick_tick_labels), and text readable
+    from the back row when presenting."""
+    quick_tick_labels(fig)
     if presenting():
         room_fonts(fig)
         if height:

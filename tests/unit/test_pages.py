@@ -1,9 +1,11 @@
 """Every page through Streamlit's AppTest, against a real run store and real MindSpore."""
 import json
+import re
 
 import pytest
 
 from core.config import TrainConfig
+from core.training.events import EpochMetrics
 from tests.support.apptest import page, seen
 from tests.support.helpers import wait_for
 
@@ -201,3 +203,23 @@ def test_every_status_on_the_train_page_says_the_same(store):
     options = at.selectbox[0].options
     assert options and not any(word in o for o in options for word in ("running", "starting", "paused"))
     store.finish(run_id, "stopped", "test over")
+
+
+def test_every_chart_leaves_its_tick_labels_unchecked_against_the_edge(with_run):
+    """ui.charts.quick_tick_labels on every Plotly chart of the pages: Plotly's default for numeric axes ("hide
+    past div") measures each tick label again after drawing every other one, half of a live Train page's cost in
+    the browser (docs/performance.md, "A live page in the browser")."""
+    store, _ = with_run
+    run_id = store.create_run(TrainConfig(network="mlp"), source="cli")
+    store.add_steps(run_id, [(i, 1, 2.0 - i / 10, 0.1 * i) for i in range(1, 5)], step=4)
+    for e in (1, 2):
+        store.add_epoch(run_id, EpochMetrics(epoch=e, train_loss=1 / e, train_acc=0.8, val_loss=1 / e, val_acc=0.85))
+    checked = {}
+    for name in ("data", "train", "evaluate"):
+        at = page(name)
+        assert not at.exception, [e.value for e in at.exception]
+        for figure in _figures(at):
+            axes = [v for k, v in figure["layout"].items() if re.fullmatch(r"[xy]axis\d*", k)]
+            assert axes and all(a.get("ticklabeloverflow") == "allow" for a in axes), (name, axes)
+            checked[name] = checked.get(name, 0) + 1
+    assert checked == {"data": 2, "train": 1, "evaluate": 1}, checked
