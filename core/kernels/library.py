@@ -2,12 +2,14 @@
 
 MindSpore's ops.Custom(func_type="aot") runs a function of a shared library inside a Graph-mode or PyNative
 network on CPU. The library is built once per source, compiler and CPU (g++ -O3 -march=native) into
-$STUDIO_KERNEL_CACHE, else $XDG_CACHE_HOME/mindspore-studio/kernels, else ~/.cache/mindspore-studio/kernels;
-each process afterwards only loads it. Without a compiler, or with STUDIO_CUSTOM_KERNELS=0, there is no library
-and networks use MindSpore's own operators (the same mathematics, slower): a warning says why once per process.
+$STUDIO_KERNEL_CACHE, else $XDG_CACHE_HOME/mindspore-studio/kernels, else ~/.cache/mindspore-studio/kernels,
+by one process while the others that need it wait (a lock file beside it); each process afterwards only loads
+it. Without a compiler, or with STUDIO_CUSTOM_KERNELS=0, there is no library and networks use MindSpore's own
+operators (the same mathematics, slower): a warning says why once per process.
 """
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import logging
 import os
@@ -93,9 +95,26 @@ def library() -> Path | None:
     target = library_path(compiler)
     if not target.exists():
         try:
-            build(compiler, target)
+            _build_once(compiler, target)
         except (OSError, RuntimeError, subprocess.TimeoutExpired) as e:
             _LOG.warning("the project's C++ operators could not be built in %s, so LeNet-5 trains with "
                          "MindSpore's own (slower); set %s=0 to silence this. %s", target.parent, SWITCH, e)
             return None
     return target
+
+
+def _build_once(compiler: str, target: Path) -> None:
+    """Build target unless another process has, one process at a time: the ranks of a data-parallel run and
+    the workers that start together on a new machine find the library missing at once, and each compiled it
+    (~12 CPU-seconds of g++ each); the others wait for the first and load its library."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    lock_path = target.with_suffix(".lock")
+    with open(lock_path, "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes, also when this process dies
+        if target.exists():
+            return
+        try:
+            build(compiler, target)
+        except BaseException:
+            lock_path.unlink(missing_ok=True)  # nothing of a failed build is left in the cache
+            raise

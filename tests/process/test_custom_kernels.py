@@ -5,6 +5,10 @@ compiler."""
 from __future__ import annotations
 
 import logging
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import mindspore as ms
 import mindspore.nn as nn
@@ -12,6 +16,7 @@ import numpy as np
 import pytest
 from mindspore import ops
 
+from core import PROJECT_ROOT
 from core.config import TrainConfig
 from core.data.idx import read_images
 from core.model.evaluation import NetWithLoss
@@ -23,6 +28,7 @@ from core.networks.lenet5 import cells as lenet5_cells
 from core.model.optim import build_optimizer
 from core.runtime import set_mode
 from core.training.steps import TrainStep
+from tests.support.helpers import wait_for
 
 LeNet5, FastLeNet5 = lenet5_cells()
 
@@ -287,6 +293,39 @@ def test_the_library_is_built_once_into_the_cache_and_reused(monkeypatch, tmp_pa
     built_at = first.stat().st_mtime_ns
     library_module.library.cache_clear()
     assert library_module.library() == first and first.stat().st_mtime_ns == built_at
+
+
+def _blocked_flock_waiters() -> int:
+    """Processes waiting for an flock(2) held by another (/proc/locks lists each waiter after "->")."""
+    return sum("-> FLOCK" in line for line in Path("/proc/locks").read_text().splitlines())
+
+
+def test_processes_that_start_together_build_the_library_once(tmp_path):
+    """The ranks of a data-parallel run find the library missing at once: the first builds it, the other waits
+    for it and loads the same file. A stand-in compiler records each call and finishes when the test says."""
+    calls, go = tmp_path / "calls", tmp_path / "go"
+    compiler = tmp_path / "cxx"
+    compiler.write_text(f"""#!/bin/sh
+echo called >> {calls}
+while [ ! -e {go} ]; do sleep 0.05; done
+while [ "$1" != "-o" ]; do shift; done
+echo library > "$2"
+""")
+    compiler.chmod(0o755)
+    env = dict(os.environ, STUDIO_KERNEL_CACHE=str(tmp_path / "cache"), CXX=str(compiler))
+    code = "from core.kernels.library import library; print(library())"
+    first = subprocess.Popen([sys.executable, "-c", code], env=env, cwd=PROJECT_ROOT, stdout=subprocess.PIPE, text=True)
+    wait_for(calls.exists, 60, "the first process to start compiling")
+    before = _blocked_flock_waiters()
+    second = subprocess.Popen([sys.executable, "-c", code], env=env, cwd=PROJECT_ROOT, stdout=subprocess.PIPE,
+                              text=True)
+    # the second either waits for the first's build (the lock) or compiles too (two lines in calls)
+    wait_for(lambda: _blocked_flock_waiters() > before or len(calls.read_text().splitlines()) > 1, 60,
+             "the second process to wait for the build or to compile")
+    go.touch()
+    outputs = [p.communicate(timeout=60)[0].strip() for p in (first, second)]
+    assert calls.read_text().splitlines() == ["called"], "the library was compiled more than once"
+    assert outputs[0] == outputs[1] and outputs[0].endswith(".so") and Path(outputs[0]).read_text() == "library\n"
 
 
 def test_a_changed_header_names_another_library(monkeypatch, tmp_path):
