@@ -83,15 +83,19 @@ def start_server(store: Path, port: int | None = None, extra_env: dict | None = 
     raise RuntimeError("streamlit did not start: " + server.log()[-2000:])
 
 
+def _test_browser() -> Path:
+    """The browser the tests drive: HEADLESS_SHELL, else CHROMIUM."""
+    return Path(HEADLESS_SHELL) if Path(HEADLESS_SHELL).exists() else Path(CHROMIUM)
+
+
 def launch_chromium(playwright):
-    """A headless Chromium for a test (HEADLESS_SHELL, else CHROMIUM)."""
-    path = HEADLESS_SHELL if Path(HEADLESS_SHELL).exists() else CHROMIUM
-    return playwright.chromium.launch(executable_path=path, args=CHROMIUM_ARGS)
+    """A headless Chromium for a test (_test_browser)."""
+    return playwright.chromium.launch(executable_path=str(_test_browser()), args=CHROMIUM_ARGS)
 
 
 def require_chromium(pytest) -> None:
-    """Skip (or, with STUDIO_REQUIRE_BROWSER set as in CI, fail) when Chromium is missing."""
-    if not Path(CHROMIUM).exists():
+    """Skip (or, with STUDIO_REQUIRE_BROWSER set as in CI, fail) when the browser the tests drive is missing."""
+    if not _test_browser().exists():
         if os.environ.get("STUDIO_REQUIRE_BROWSER"):
             raise RuntimeError("Chromium is required here: apt-get install chromium chromium-driver")
         pytest.skip("Chromium is not installed (apt-get install chromium chromium-driver); CI runs this test",
