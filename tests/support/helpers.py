@@ -46,9 +46,17 @@ def scroll_to(locator, timeout_s: float = 30.0) -> None:
 def settle(page, timeout_ms: int = 60_000) -> None:
     """Wait until the page has shown its last script run: no element is left faded from the one before
     (data-stale) and Streamlit's running indicator is gone. A click made before that can land on a widget of
-    the run that is going away, and Streamlit drops it (a Start lost so in CI)."""
+    the run that is going away, and Streamlit drops it (a Start lost so in CI). Then until no finite animation
+    runs: an expander opens over 500 ms, moving what it holds, and a click on a button still moving can miss it
+    without an error (a Start in a "Next run" just opened, 1 in 12 here)."""
     expect(page.locator('[data-testid="stElementContainer"][data-stale="true"]')).to_have_count(0, timeout=timeout_ms)
     expect(page.get_by_test_id("stStatusWidget")).to_have_count(0, timeout=timeout_ms)
+    page.wait_for_function(_NO_FINITE_ANIMATION, timeout=timeout_ms)
+
+
+# Spinners loop for ever; an expander's opening or a transition ends
+_NO_FINITE_ANIMATION = """() => document.getAnimations().every(
+    a => a.playState !== "running" || a.effect === null || a.effect.getComputedTiming().iterations === Infinity)"""
 
 
 def switch_on(page, label: str) -> None:
