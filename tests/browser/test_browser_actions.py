@@ -164,6 +164,7 @@ def test_a_checkpoint_uploaded_downloaded_exported_renamed_and_deleted_on_the_ru
 
     for fmt, runtime in (("MindIR", "MindSpore (ms.load"), ("ONNX", "ONNX Runtime")):
         page.get_by_text(fmt, exact=True).first.click()
+        settle(page)  # the format's rerun over: a click on the button it redraws can be lost
         page.get_by_role("button", name="📦 Export").click()
         said = page.get_by_text(re.compile(f"read by {re.escape(runtime)}.*identical predictions")).first
         expect(said).to_be_visible(timeout=120_000)
@@ -180,6 +181,7 @@ def test_a_checkpoint_uploaded_downloaded_exported_renamed_and_deleted_on_the_ru
 
     expect(page.get_by_role("button", name="🗑️ Delete")).to_be_disabled()  # until the user says they are sure
     page.get_by_text("Yes, delete this run and its checkpoint").click()
+    settle(page)
     page.get_by_role("button", name="🗑️ Delete").click()
     wait_for(lambda: store.get(run_id) is None, 30, "the run deleted")
     expect(page.get_by_text("my uploaded model")).to_have_count(0, timeout=30_000)  # not in the table, not chosen

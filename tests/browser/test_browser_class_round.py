@@ -13,7 +13,7 @@ from core.app import model_service
 from core.runs.people.class_round import Lesson
 from core.runs.store import RunStore
 from tests.support.canvas import SEVEN, ink, touch_stroke
-from tests.support.helpers import wait_for
+from tests.support.helpers import settle, wait_for
 from tests.support.server import require_chromium, served_browser
 from tests.browser.test_browser import SHOTS, shot
 from tests.browser.test_browser_class import PASSWORD, PHONE, enter
@@ -92,6 +92,7 @@ def test_a_class_round_from_the_phones_to_the_projector_taught_and_wiped(classro
     expect(teacher.get_by_text("No round yet")).to_be_visible(timeout=60_000)
     teacher.get_by_label("Ask the class for").click()
     teacher.get_by_role("option", name="7", exact=True).click()
+    settle(teacher)  # the choice's rerun over: a click on the button it redraws can be lost
     teacher.get_by_role("button", name="▶️ Start a round").click()
     expect(teacher.get_by_text("Round 1")).to_be_visible(timeout=30_000)
     lesson = Lesson(store)

@@ -130,6 +130,7 @@ def test_two_wrong_readings_corrected_into_my_handwriting_then_fine_tuned_with_b
         meant = (read + 1) % 10  # whatever it read, this person meant another digit: a wrong reading to correct
         page.get_by_role("combobox", name="It is a").click()
         page.get_by_role("option", name=str(meant), exact=True).click()
+        settle(page)  # the choice's rerun over: a click on the button it redraws can be lost
         page.get_by_role("button", name="➕ Add to my handwriting").click()
         # The page keeps the drawing with its own reading at the click: on a loaded machine the canvas once sent
         # its last stroke after the reading above had held for 2 s (the page then read a 9, not the 6 above).

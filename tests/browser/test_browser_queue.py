@@ -71,6 +71,7 @@ def test_a_sweep_configured_in_the_browser_runs_and_shows_linked_parallel_coordi
             page.goto(srv.url + "/configure?network=mlp&hidden=32&epochs=1")
             expect(page.get_by_text("Configuration is valid")).to_be_visible(timeout=60_000)
             page.get_by_text("Sweep: try several settings").click()
+            settle(page)  # the expander opened (500 ms): a button it moves can miss the click
             page.get_by_role("button", name=re.compile("Remove.*Batch size|Batch size.*remove", re.I)).first.click()
             expect(page.get_by_role("textbox", name="Values of Batch size")).to_have_count(0)
             values = page.get_by_role("textbox", name="Values of Learning rate")

@@ -6,7 +6,7 @@ import pytest
 
 from core.runs.store import RunStore
 from tests.browser.test_browser import SHOTS, shot
-from tests.support.helpers import switch_on, wait_for
+from tests.support.helpers import settle, switch_on, wait_for
 from tests.support.summaries import collect, half_written
 from tests.support.server import launch_chromium, require_chromium, start_server
 
@@ -26,6 +26,7 @@ def open_summary_folder(page, url: str, folder, follow: bool = False) -> None:
         switch_on(page, "Follow while it trains")
     open_button = page.get_by_test_id("stButton").get_by_role("button", name="Open", exact=True)
     expect(open_button).to_be_enabled(timeout=30_000)  # once the page has the folder typed
+    settle(page)  # the rerun of Enter, and the expander's opening, over before the click
     open_button.click()
 
 
