@@ -62,8 +62,11 @@ ACCURACY_RANGE = dict(autorangeoptions=dict(minallowed=0.0, maxallowed=1.02))
 
 
 def curves(h: History, o: CurveOptions) -> go.Figure:
-    if o.present or o.compact:
-        return quick_tick_labels(_lesson_curves(h, o))
+    """The Train page's curves: the lesson's two when presenting or on a phone, else the three panels."""
+    return quick_tick_labels(_lesson_curves(h, o) if o.present or o.compact else _panels(h, o))
+
+
+def _panels(h: History, o: CurveOptions) -> go.Figure:
     per_step = bool(h.validations)
     titles = (t("train.step_loss"), t("train.loss_by_step") if per_step else t("train.epoch_loss"),
               t("train.accuracy_by_step") if per_step else t("train.epoch_accuracy"))
@@ -78,7 +81,7 @@ def curves(h: History, o: CurveOptions) -> go.Figure:
     _layout(fig, o, cells, per_step)
     _until_first_step(fig, h)
     _until_first_accuracy(fig, h, 3)
-    return quick_tick_labels(fig)
+    return fig
 
 
 def _until_first_accuracy(fig: go.Figure, h: History, col: int) -> None:
