@@ -33,8 +33,8 @@ VARIANTS = {
     "without label smoothing": {"loss": DEFAULT.loss},
     "without weight decay": {"weight_decay": 0.0},
     "with a 10 % validation split": {"val_fraction": 0.1},
-    "30 epochs instead of 40": {"epochs": 30},
-    "50 epochs instead of 40": {"epochs": 50},
+    "40 epochs instead of 50": {"epochs": 40},
+    "60 epochs instead of 50": {"epochs": 60},
     "default settings (10 epochs)": "default",
 }
 

@@ -40,7 +40,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_config_arguments(ap)
     ap.add_argument("--preset", default=None, choices=sorted(PRESETS),
                     help="start from named settings (the options given override them): best-5k = LeNet-5 to "
-                         "≥98.8%% on the official test set from the bundled 5,000 images in under a minute")
+                         "~99%% on the official test set from the bundled 5,000 images in under a minute")
     ap.add_argument("--name", default=None, help="a name for the run in the dashboard")
     ap.add_argument("--no-wait", action="store_true",
                     help="queue the run and return; a dispatcher (the app server, or a waiting command line) "

@@ -128,7 +128,7 @@ def test_the_best_5k_preset_button_fills_the_form_and_the_link(store):
     at.button(key="preset_best_5k").click().run()
     assert not at.exception, [e.value for e in at.exception]
     assert at.session_state["config"] == PRESETS["best-5k"]
-    assert at.text_input(key="cfg_epochs").value == "40" and at.selectbox(key="cfg_lr_schedule").value == "one_cycle"
+    assert at.text_input(key="cfg_epochs").value == "50" and at.selectbox(key="cfg_lr_schedule").value == "one_cycle"
     assert at.query_params["lr_schedule"] == "one_cycle" and at.query_params["loss"] == "label_smoothing"
 
 
