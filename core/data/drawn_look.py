@@ -1,6 +1,7 @@
-"""Training digits that look drawn: a share of the training images redrawn the way Draw & predict shows a drawing
-to the model (core/data/drawing.py: stroke evened to MNIST's width, fitted into 20x20, centred by mass), so that
-the model learns that look too (bench/drawn_digits.py measures the gain on digits drawn through the canvas).
+"""Training digits that look drawn: a share of the training images redrawn the way a person draws on Draw & predict's
+canvas (the digit's strokes, core/data/strokes.py, at a height, place and pen width of the page's range) and read
+the way the page reads a drawing (core/data/drawing.py), so that the model learns that look too
+(bench/drawn_digits.py measures the gain on digits drawn through the canvas).
 
 The redrawn training split is made once per source and kept in a cache outside the work tree:
 $STUDIO_DATA_CACHE, else the user's cache (core/user_cache.py: ~/.cache/mindspore-studio/drawn-look).
@@ -10,19 +11,26 @@ from __future__ import annotations
 import hashlib
 import shutil
 import tempfile
+import zlib
 from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
+from PIL import Image, ImageDraw
 
 from core.data.drawing import MNIST_STROKE_PX, DrawingError, to_mnist
+from core.data.strokes import Stroke, strokes
 from core.data.folders import SPLIT_FILES, MnistFolder
 from core.data.idx import read_images, read_labels, write_idx
 from core.user_cache import user_cache_dir
 
-__all__ = ["SHARE", "redrawn", "drawn_look_folder", "drawn_look_ready", "cache_dir"]
+__all__ = ["SHARE", "redrawn", "pen_drawing", "drawn_look_folder", "drawn_look_ready", "cache_dir"]
 
 SHARE = 0.5  # half the training images redrawn (each run sees the same half), half as MNIST wrote them
+CANVAS_PX = 280  # Draw & predict's canvas
+HEIGHT_PX = (80.0, 260.0)  # a drawn digit's height on it
+PEN_PX = (8.0, 40.0)  # the page's thinnest and widest pen
+REDRAWING = "pen-v2"  # names the way of redrawing in the cache's key: a new way makes a new cache
 
 
 def cache_dir() -> Path:
@@ -30,11 +38,38 @@ def cache_dir() -> Path:
 
 
 def redrawn(image: np.ndarray) -> np.ndarray:
-    """One 28x28 training digit as Draw & predict would show it to the model had it been drawn on the canvas."""
+    """One 28x28 training digit as Draw & predict would show it to the model had it been drawn on the canvas: its
+    strokes (core/data/strokes.py) drawn at a height, place and pen width a person might use, then read one of
+    the page's two ways (core/data/drawing.py readings). The choices are drawn from the image's own bytes, so a
+    digit is always redrawn the same way."""
+    rng = np.random.default_rng(zlib.crc32(np.ascontiguousarray(image).tobytes()))
+    height, pen, where = rng.uniform(*HEIGHT_PX), rng.uniform(*PEN_PX), (rng.random(), rng.random())
+    evened = bool(rng.random() < 0.5)
     try:
-        return to_mnist(np.repeat(image[:, :, None], 3, axis=2))
+        canvas = pen_drawing(strokes(image), height, pen, where)
+        return to_mnist(np.repeat(canvas[:, :, None], 3, axis=2), evened=evened)
     except DrawingError:  # a digit too small to be read as one (none in MNIST's training set): kept as it is
         return image
+
+
+def pen_drawing(lines: list[Stroke], height: float, pen: float, where: tuple[float, float] = (0.5, 0.5)) -> np.ndarray:
+    """Strokes (in a 28x28 image's pixels) drawn on the page's 280x280 canvas with a round pen pen px wide, as Draw
+    & predict draws them, the digit height px tall; where: its place, (0, 0) top left to (1, 1) bottom right."""
+    xs = [x for line in lines for x, _ in line]
+    ys = [y for line in lines for _, y in line]
+    scale = height / max(max(ys) - min(ys), 1.0)
+    r = pen / 2  # the pen's ink stays on the canvas
+    left = r + where[0] * max(0.0, CANVAS_PX - pen - (max(xs) - min(xs)) * scale)
+    top = r + where[1] * max(0.0, CANVAS_PX - pen - height)
+    canvas = Image.new("L", (CANVAS_PX, CANVAS_PX))
+    draw = ImageDraw.Draw(canvas)
+    for line in lines:
+        points = [(left + (x - min(xs)) * scale, top + (y - min(ys)) * scale) for x, y in line]
+        if len(points) > 1:
+            draw.line(points, fill=255, width=max(1, round(pen)), joint="curve")
+        for x, y in points[:1] + points[-1:]:  # the pen's round ends
+            draw.ellipse([x - r, y - r, x + r, y + r], fill=255)
+    return np.asarray(canvas)
 
 
 def _cached_root(folder: MnistFolder) -> Path:
@@ -48,7 +83,7 @@ def _cached_root(folder: MnistFolder) -> Path:
 def _key(source: Path, size: int, mtime_ns: int) -> str:
     """The images' hash, read once per version of the file (a run asks for it when it starts and again when it
     loads its data)."""
-    return hashlib.sha256(source.read_bytes() + f"{MNIST_STROKE_PX}:{SHARE}".encode()).hexdigest()[:16]
+    return hashlib.sha256(source.read_bytes() + f"{MNIST_STROKE_PX}:{SHARE}:{REDRAWING}".encode()).hexdigest()[:16]
 
 
 def drawn_look_ready(folder: MnistFolder) -> bool:
