@@ -19,9 +19,9 @@ import numpy as np
 from PIL import Image, ImageDraw
 
 from core.data.drawing import MNIST_STROKE_PX, DrawingError, to_mnist
-from core.data.strokes import Stroke, strokes
 from core.data.folders import SPLIT_FILES, MnistFolder
 from core.data.idx import read_images, read_labels, write_idx
+from core.data.strokes import Stroke, strokes
 from core.user_cache import user_cache_dir
 
 __all__ = ["SHARE", "redrawn", "pen_drawing", "drawn_look_folder", "drawn_look_ready", "cache_dir"]
