@@ -29,7 +29,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench.record import save, stamp  # noqa: E402
 from core.data.idx import read_images, read_labels  # noqa: E402
-from core.data.strokes import strokes  # noqa: E402
+from core.data.strokes import extent, placed, strokes  # noqa: E402
 
 DRAWN = ROOT / "bench" / "data" / "drawn_digits.npz"
 TEST_DIR = ROOT.parent / "shared" / "data" / "mnist" / "test"
@@ -45,18 +45,15 @@ def test_digits(count: int) -> tuple[np.ndarray, np.ndarray]:
     return images, labels
 
 
-def placed(image: np.ndarray, rng: np.random.Generator, size_range: tuple[int, int]) -> list[list[tuple]]:
+def on_canvas(image: np.ndarray, rng: np.random.Generator, size_range: tuple[int, int]) -> list[list[tuple]]:
     """The digit's strokes in canvas pixels: scaled so that its ink is size_range tall, somewhere on the canvas."""
     lines = strokes(image)
-    xs = [x for s in lines for x, _ in s]
-    ys = [y for s in lines for _, y in s]
-    height = max(max(ys) - min(ys), 1.0)
-    scale = rng.uniform(*size_range) / height
-    width = (max(xs) - min(xs)) * scale
+    _, _, w, h = extent(lines)
+    height = rng.uniform(*size_range)
     margin = 24
-    left = rng.uniform(margin, max(margin, CANVAS - margin - width))
-    top = rng.uniform(margin, max(margin, CANVAS - margin - height * scale))
-    return [[(left + (x - min(xs)) * scale, top + (y - min(ys)) * scale) for x, y in s] for s in lines]
+    left = rng.uniform(margin, max(margin, CANVAS - margin - w * height / max(h, 1.0)))
+    top = rng.uniform(margin, max(margin, CANVAS - margin - height))
+    return placed(lines, height, left, top)
 
 
 def canvas_pixels(page) -> np.ndarray:
@@ -107,7 +104,7 @@ def draw(args) -> int:
                         read = i % READ_EVERY == 0 and size == SIZES[0]
                         if read:  # the reading shown must be this drawing's: start from the empty canvas's line
                             expect(page.get_by_text("canvas is empty")).to_be_visible(timeout=60_000)
-                        for line in placed(image, rng, size):
+                        for line in on_canvas(image, rng, size):
                             stroke(page, line, box=box, every_px=5)  # a hand's steady speed
                         wait_for(lambda: ink(page) > 0, 30, "the drawing on the canvas")
                         kept.append(canvas_pixels(page))

@@ -16,12 +16,11 @@ from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
-from PIL import Image, ImageDraw
 
 from core.data.drawing import MNIST_STROKE_PX, DrawingError, to_mnist
 from core.data.folders import SPLIT_FILES, MnistFolder
 from core.data.idx import read_images, read_labels, write_idx
-from core.data.strokes import Stroke, strokes
+from core.data.strokes import Stroke, extent, pen_ink, placed, strokes
 from core.user_cache import user_cache_dir
 
 __all__ = ["SHARE", "redrawn", "pen_drawing", "drawn_look_folder", "drawn_look_ready", "cache_dir"]
@@ -55,21 +54,12 @@ def redrawn(image: np.ndarray) -> np.ndarray:
 def pen_drawing(lines: list[Stroke], height: float, pen: float, where: tuple[float, float] = (0.5, 0.5)) -> np.ndarray:
     """Strokes (in a 28x28 image's pixels) drawn on the page's 280x280 canvas with a round pen pen px wide, as Draw
     & predict draws them, the digit height px tall; where: its place, (0, 0) top left to (1, 1) bottom right."""
-    xs = [x for line in lines for x, _ in line]
-    ys = [y for line in lines for _, y in line]
-    scale = height / max(max(ys) - min(ys), 1.0)
+    _, _, w, h = extent(lines)
+    width = w * height / max(h, 1.0)
     r = pen / 2  # the pen's ink stays on the canvas
-    left = r + where[0] * max(0.0, CANVAS_PX - pen - (max(xs) - min(xs)) * scale)
+    left = r + where[0] * max(0.0, CANVAS_PX - pen - width)
     top = r + where[1] * max(0.0, CANVAS_PX - pen - height)
-    canvas = Image.new("L", (CANVAS_PX, CANVAS_PX))
-    draw = ImageDraw.Draw(canvas)
-    for line in lines:
-        points = [(left + (x - min(xs)) * scale, top + (y - min(ys)) * scale) for x, y in line]
-        if len(points) > 1:
-            draw.line(points, fill=255, width=max(1, round(pen)), joint="curve")
-        for x, y in points[:1] + points[-1:]:  # the pen's round ends
-            draw.ellipse([x - r, y - r, x + r, y + r], fill=255)
-    return np.asarray(canvas)
+    return pen_ink(placed(lines, height, left, top), pen, CANVAS_PX)
 
 
 def _cached_root(folder: MnistFolder) -> Path:

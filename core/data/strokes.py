@@ -4,8 +4,9 @@ skeleton into polylines, as a person would draw it. Used to draw official test d
 from __future__ import annotations
 
 import numpy as np
+from PIL import Image, ImageDraw
 
-__all__ = ["skeleton", "strokes", "Stroke"]
+__all__ = ["skeleton", "strokes", "Stroke", "extent", "placed", "pen_ink"]
 
 Stroke = list[tuple[float, float]]  # (x, y) points, in the image's pixels
 
@@ -90,3 +91,31 @@ def _smooth(points: Stroke, rounds: int = 2) -> Stroke:
     for _ in range(rounds):
         xy[1:-1] = (xy[:-2] + 2 * xy[1:-1] + xy[2:]) / 4
     return [(float(x), float(y)) for x, y in xy]
+
+
+def extent(lines: list[Stroke]) -> tuple[float, float, float, float]:
+    """Where strokes lie: their left, top, width and height."""
+    xs = [x for line in lines for x, _ in line]
+    ys = [y for line in lines for _, y in line]
+    return min(xs), min(ys), max(xs) - min(xs), max(ys) - min(ys)
+
+
+def placed(lines: list[Stroke], height: float, left: float, top: float) -> list[Stroke]:
+    """The strokes scaled to be height tall (their shape kept), their top left corner moved to (left, top)."""
+    x0, y0, _, h = extent(lines)
+    scale = height / max(h, 1.0)
+    return [[(left + (x - x0) * scale, top + (y - y0) * scale) for x, y in line] for line in lines]
+
+
+def pen_ink(lines: list[Stroke], pen: float, size: int = 280) -> np.ndarray:
+    """The strokes drawn with a round pen pen px wide on a size x size canvas, as Draw & predict's canvas draws
+    them: uint8, ink 255 on 0."""
+    canvas = Image.new("L", (size, size))
+    draw = ImageDraw.Draw(canvas)
+    r = pen / 2
+    for line in lines:
+        if len(line) > 1:
+            draw.line(line, fill=255, width=max(1, round(pen)), joint="curve")
+        for x, y in line[:1] + line[-1:]:  # the pen's round ends
+            draw.ellipse([x - r, y - r, x + r, y + r], fill=255)
+    return np.asarray(canvas)

@@ -5,18 +5,12 @@ from PIL import Image, ImageDraw
 
 from core.data.drawing import readings, to_mnist
 from core.data.idx import read_images
-from core.data.strokes import skeleton, strokes
+from core.data.strokes import pen_ink, skeleton, strokes
 
 
 def drawn(lines, width: int, size: int = 280) -> np.ndarray:
     """Lines drawn with a round pen of `width` px, as the canvas sends them: RGBA, white ink on black."""
-    img = Image.new("L", (size, size))
-    pen = ImageDraw.Draw(img)
-    for line in lines:
-        pen.line(line, fill=255, width=width, joint="curve")
-        for x, y in (line[0], line[-1]):
-            pen.ellipse((x - width / 2, y - width / 2, x + width / 2, y + width / 2), fill=255)
-    return np.repeat(np.asarray(img)[:, :, None], 4, axis=2)
+    return np.repeat(pen_ink(lines, width, size)[:, :, None], 4, axis=2)
 
 
 def traced(lines, width: int) -> np.ndarray:
