@@ -20,7 +20,7 @@ import numpy as np
 from core.data.drawing import MNIST_STROKE_PX, DrawingError, to_mnist
 from core.data.folders import SPLIT_FILES, MnistFolder
 from core.data.idx import read_images, read_labels, write_idx
-from core.data.strokes import Stroke, extent, pen_ink, placed, strokes
+from core.data.strokes import Stroke, extent, fitting, pen_ink, placed, strokes
 from core.user_cache import user_cache_dir
 
 __all__ = ["SHARE", "redrawn", "pen_drawing", "drawn_look_folder", "drawn_look_ready", "cache_dir"]
@@ -29,7 +29,7 @@ SHARE = 0.5  # half the training images redrawn (each run sees the same half), h
 CANVAS_PX = 280  # Draw & predict's canvas
 HEIGHT_PX = (80.0, 260.0)  # a drawn digit's height on it
 PEN_PX = (8.0, 40.0)  # the page's thinnest and widest pen
-REDRAWING = "pen-v2"  # names the way of redrawing in the cache's key: a new way makes a new cache
+REDRAWING = "pen-v3"  # names the way of redrawing in the cache's key: a new way makes a new cache
 
 
 def cache_dir() -> Path:
@@ -54,6 +54,7 @@ def redrawn(image: np.ndarray) -> np.ndarray:
 def pen_drawing(lines: list[Stroke], height: float, pen: float, where: tuple[float, float] = (0.5, 0.5)) -> np.ndarray:
     """Strokes (in a 28x28 image's pixels) drawn on the page's 280x280 canvas with a round pen pen px wide, as Draw
     & predict draws them, the digit height px tall; where: its place, (0, 0) top left to (1, 1) bottom right."""
+    height = fitting(lines, height, CANVAS_PX - pen)
     _, _, w, h = extent(lines)
     width = w * height / max(h, 1.0)
     r = pen / 2  # the pen's ink stays on the canvas

@@ -92,6 +92,17 @@ def test_a_digits_strokes_drawn_with_the_pages_thinnest_and_widest_pen_are_as_ta
     assert 4.0 < stroke_width(bold) / stroke_width(thin) < 6.0  # a 40 px pen is five 8 px ones wide
 
 
+def test_a_digit_wider_than_tall_is_drawn_smaller_so_that_all_of_it_is_on_the_canvas():
+    """A 7 with a long bar asked 260 px tall would be 350 px wide: it is drawn as large as fits, not cut."""
+    from core.data.drawn_look import pen_drawing
+    lines = [[(0.0, 4.0), (27.0, 4.0)], [(20.0, 4.0), (10.0, 24.0)]]  # 27 units wide, 20 tall
+    ink = pen_drawing(lines, height=260, pen=20, where=(1.0, 0.0)) > 127
+    cols, rows = np.flatnonzero(ink.any(axis=0)), np.flatnonzero(ink.any(axis=1))
+    assert ink[:, -1].sum() < 15, "at the right edge only the tip of the pen's round end: the bar is not cut"
+    assert cols[-1] - cols[0] >= 270, "as wide as the canvas allows"
+    assert rows[-1] - rows[0] - 20 < 260 * 0.8, "and so less tall than asked (the pen's round ends aside)"
+
+
 def test_drawn_look_redraws_training_digits_with_the_pages_range_of_pens_the_same_way_every_time(shared_mnist):
     from core.data.drawn_look import redrawn
     images = read_images(shared_mnist / "train" / "train-images-idx3-ubyte")[:100]
@@ -103,3 +114,35 @@ def test_drawn_look_redraws_training_digits_with_the_pages_range_of_pens_the_sam
     # some blobs (measured on these 100: 10 % under 1.8 px, 10 % over 4.1 px, against MNIST's own median 2.6)
     assert np.mean(widths < 0.75 * mnist) >= 0.05 and np.mean(widths > 1.5 * mnist) >= 0.05, widths.round(1)
     assert np.mean(np.abs(widths - mnist) < 0.5) >= 0.3, widths.round(1)  # the evened half
+
+
+def nine_with_a_small_hole() -> np.ndarray:
+    """A thick 9 as MNIST's pen writes one: its loop's hole 2-3 pixels across, partly grey, at 28x28."""
+    big = Image.new("L", (280, 280))
+    pen = ImageDraw.Draw(big)
+    pen.ellipse([85, 40, 185, 140], outline=255, width=38)
+    pen.line([(180, 95), (120, 250)], fill=255, width=38)
+    return np.asarray(big.resize((28, 28), Image.Resampling.BOX))
+
+
+def encloses(lines, point: tuple[float, float], scale: int = 4) -> bool:
+    """Whether the lines, drawn with a one-pixel pen at scale x the image, shut `point` off from the image's edge."""
+    size = 28 * scale
+    ink = Image.new("L", (size, size))
+    pen = ImageDraw.Draw(ink)
+    for line in lines:
+        pen.line([(x * scale, y * scale) for x, y in line], fill=255, width=1)
+    ImageDraw.floodfill(ink, (0, 0), 128)  # the outside, from a corner
+    return np.asarray(ink)[int(point[1] * scale), int(point[0] * scale)] == 0
+
+
+def test_a_loop_with_a_hole_of_a_few_pixels_is_traced_as_a_loop_without_branches():
+    """Thinned at 28x28, a 9's small hole filled with branches and the drawing read as an 8 or a 7; thinned
+    scaled up, it is one loop around the hole and the tail, with no spur inside."""
+    image = nine_with_a_small_hole()
+    assert image[9, 13] < 100, "the hole, under the ink threshold"
+    lines = strokes(image)
+    assert encloses(lines, (13.0, 8.5)), "the loop goes round the hole"
+    assert len(lines) <= 2, [len(line) for line in lines]
+    inside = [(x, y) for line in lines for x, y in line if (x - 13.0) ** 2 + (y - 8.5) ** 2 < 1.5 ** 2]
+    assert inside == [], "no stroke inside the loop"
