@@ -101,7 +101,7 @@ def _start(config: TrainConfig, folder: MnistFolder, events: CallbackList, contr
     config.validate()
     done_epochs = resume.epoch if resume else 0
     seed_run(config, done_epochs)
-    if config.drawn_look and not drawn_look_ready(folder):  # ~9 ms an image, once per data folder
+    if config.drawn_look and not drawn_look_ready(folder):  # ~11 ms an image, once per data folder
         events.log(f"drawn look: redrawing half of the {folder.train_count:,} training images, once (kept for "
                    "the next runs)")
     data = prepare_data(config, folder, parallel, seed=config.seed + done_epochs)
