@@ -117,7 +117,7 @@ def _paths(graph: dict[tuple[int, int], list[tuple[int, int]]]) -> list[list[tup
     first), else anywhere that has an edge left."""
     left = {p: len(ns) for p, ns in graph.items()}  # each pixel's edges not yet walked
     used: set[frozenset] = set()
-    paths = []
+    paths: list[list[tuple[int, int]]] = []
     while True:
         open_ = [p for p, n in left.items() if n]
         if not open_:
