@@ -77,7 +77,7 @@ def draw(args) -> int:
 
     from core.app import model_service
     from core.runs.store import RunStore
-    from tests.support.canvas import ink, settled_box, stroke
+    from tests.support.canvas import ink, settled_box
     from tests.support.helpers import wait_for
     from tests.support.server import CHROMIUM, CHROMIUM_ARGS, start_server
 
@@ -113,20 +113,11 @@ def draw(args) -> int:
                         read = i % READ_EVERY == 0 and size == SIZES[0]
                         if read:  # the reading shown must be this drawing's: start from the empty canvas's line
                             expect(page.get_by_text("canvas is empty")).to_be_visible(timeout=60_000)
-                        lines = on_canvas(image, rng, size)
-                        for attempt in range(1, ATTEMPTS + 1):
-                            for line in lines:
-                                stroke(page, line, box=box, every_px=5)  # a hand's steady speed
-                            wait_for(lambda: ink(page) > 0, 30, "the drawing on the canvas")
-                            pixels = canvas_pixels(page)
-                            if overlap(pixels, pen_ink(lines, width)) >= SAME_DRAWING or attempt == ATTEMPTS:
-                                break
-                            redrawn += 1  # a stroke the canvas did not take: the drawing is not the digit's
-                            page.get_by_role("button", name="Reset canvas & history").click()
-                            wait_for(lambda: ink(page) == 0, 30, "the canvas cleared by its 🗑")
-                        if overlap(pixels, pen_ink(lines, width)) < SAME_DRAWING:
+                        pixels, tries = drawn_on_canvas(page, box, on_canvas(image, rng, size), width)
+                        if pixels is None:
                             raise SystemExit(f"digit {i} (pen {width}, {size[0]} px): the canvas kept other ink "
                                              f"than the strokes drew, {ATTEMPTS} times")
+                        redrawn += tries - 1
                         kept.append(pixels)
                         meta.append((i, int(label), width, size[0]))
                         if read:  # the page's own reading, to check the offline one by
@@ -147,6 +138,24 @@ def draw(args) -> int:
     print(f"{len(kept)} drawings of {len(images)} test digits in {DRAWN.relative_to(ROOT)} "
           f"({DRAWN.stat().st_size / 1e6:.1f} MB)")
     return 0
+
+
+def drawn_on_canvas(page, box: dict, lines: list[list[tuple]], width: int) -> tuple[np.ndarray | None, int]:
+    """The canvas's pixels once the strokes are drawn on it with the mouse, and how many tries that took: a
+    drawing whose ink is not the strokes' own (a stroke the canvas did not take) is cleared and drawn again, up to
+    ATTEMPTS times (None: never right)."""
+    from tests.support.canvas import ink, stroke
+    from tests.support.helpers import wait_for
+    for attempt in range(1, ATTEMPTS + 1):
+        for line in lines:
+            stroke(page, line, box=box, every_px=5)  # a hand's steady speed
+        wait_for(lambda: ink(page) > 0, 30, "the drawing on the canvas")
+        pixels = canvas_pixels(page)
+        if overlap(pixels, pen_ink(lines, width)) >= SAME_DRAWING:
+            return pixels, attempt
+        page.get_by_role("button", name="Reset canvas & history").click()
+        wait_for(lambda: ink(page) == 0, 30, "the canvas cleared by its 🗑")
+    return None, ATTEMPTS
 
 
 def sha256(path: Path) -> str:
