@@ -3,8 +3,10 @@ into pen strokes (core/data/strokes.py) and drawn with the mouse at different si
 canvas's own pixels are kept, so a model is then scored on them offline exactly as the page reads a drawing
 (core/data/drawing.py, then the model). A benchmark that prints figures, not a test.
 
-    .venv/bin/python -m bench.drawn_digits draw [--digits 100]      # ~10 min: writes bench/data/drawn_digits.npz
+    .venv/bin/python -m bench.drawn_digits draw CKPT [--digits 100]  # ~15 min: writes bench/data/drawn_digits.npz
     .venv/bin/python -m bench.drawn_digits score [LABEL=]CKPT ...  # accuracy on them and on the test set
+    .venv/bin/python -m bench.drawn_digits draw CKPT --first 100 --out /tmp/heldout.npz   # digits 100-199, to
+    .venv/bin/python -m bench.drawn_digits score --drawings /tmp/heldout.npz CKPT ...     # choose settings on
 
 `draw` also keeps the page's own prediction of every 10th digit's small drawing, and `score` checks that its
 offline reading of those drawings is the same digit (for the model they were drawn with). Results: bench/results/drawn_digits.json (date, versions).
@@ -41,9 +43,9 @@ ATTEMPTS = 3  # a drawing whose stroke the canvas lost (0.45-0.5) is cleared and
 READ_EVERY = 10  # the page's own reading of every 10th digit's small drawing is kept
 
 
-def test_digits(count: int) -> tuple[np.ndarray, np.ndarray]:
-    images = read_images(TEST_DIR / "t10k-images-idx3-ubyte")[:count]
-    labels = read_labels(TEST_DIR / "t10k-labels-idx1-ubyte")[:count]
+def test_digits(count: int, first: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    images = read_images(TEST_DIR / "t10k-images-idx3-ubyte")[first:first + count]
+    labels = read_labels(TEST_DIR / "t10k-labels-idx1-ubyte")[first:first + count]
     return images, labels
 
 
@@ -81,7 +83,7 @@ def draw(args) -> int:
     from tests.support.helpers import wait_for
     from tests.support.server import CHROMIUM, CHROMIUM_ARGS, start_server
 
-    images, labels = test_digits(args.digits)
+    images, labels = test_digits(args.digits, args.first)
     rng = np.random.default_rng(args.seed)
     root = Path(tempfile.mkdtemp(prefix="drawn-"))
     store = RunStore(root)
@@ -119,7 +121,7 @@ def draw(args) -> int:
                                              f"than the strokes drew, {ATTEMPTS} times")
                         redrawn += tries - 1
                         kept.append(pixels)
-                        meta.append((i, int(label), width, size[0]))
+                        meta.append((args.first + i, int(label), width, size[0]))
                         if read:  # the page's own reading, to check the offline one by
                             reading = page.get_by_text("Prediction:").first
                             expect(reading).to_be_visible(timeout=60_000)
@@ -131,12 +133,12 @@ def draw(args) -> int:
             browser.close()
     finally:
         server.stop()
-    DRAWN.parent.mkdir(parents=True, exist_ok=True)
-    np.savez_compressed(DRAWN, canvas=np.stack(kept), meta=np.array(meta, dtype=np.int32),
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    np.savez_compressed(out, canvas=np.stack(kept), meta=np.array(meta, dtype=np.int32),
                         page_reads=np.array(page_reads, dtype=np.int32), seed=args.seed,
                         page_model=sha256(Path(args.checkpoint)))
-    print(f"{len(kept)} drawings of {len(images)} test digits in {DRAWN.relative_to(ROOT)} "
-          f"({DRAWN.stat().st_size / 1e6:.1f} MB)")
+    print(f"{len(kept)} drawings of {len(images)} test digits in {out} ({out.stat().st_size / 1e6:.1f} MB)")
     return 0
 
 
@@ -166,13 +168,13 @@ def score(args) -> int:
     from core.app import model_service
     from core.data.drawing import readings
 
-    data = np.load(DRAWN)
+    data = np.load(args.drawings)
     canvas, meta = data["canvas"], data["meta"]
     rgba = lambda c: np.repeat(c[:, :, None], 4, axis=2)  # noqa: E731  white ink on black, opaque
     views = np.stack([readings(rgba(c)) for c in canvas])  # (N, 2, 28, 28): evened, as drawn
-    count = int(meta[:, 0].max()) + 1
-    images, labels = test_digits(count)
     all_images, all_labels = test_digits(10_000)
+    drawn_digits = np.unique(meta[:, 0])
+    images, labels = all_images[drawn_digits], all_labels[drawn_digits]
     rows = []
     for named in args.checkpoints:
         label, _, path = named.rpartition("=")
@@ -194,12 +196,15 @@ def score(args) -> int:
                 row[f"drawn_{name}_{value}"] = round(float(right[meta[:, column] == value].mean()), 4)
         rows.append(row)
         print(", ".join(f"{k} {v}" for k, v in row.items()), flush=True)
+    if Path(args.drawings).resolve() != DRAWN:
+        print(f"not recorded: {args.drawings} is not the recorded set ({DRAWN.relative_to(ROOT)})")
+        return 0
     pens = ", ".join(str(p) for p in sorted(set(meta[:, 2].tolist())))
     heights = " and ".join(f"{lo}–{hi}" for lo, hi in SIZES)
     save("drawn_digits", {"command": "python -m bench.drawn_digits score " + " ".join(
                               shlex.quote(c) for c in args.checkpoints), **stamp(),
                           "checkpoints": args.made_with,
-                          "drawings": f"{len(meta)} drawings of the first {count} official test digits (pens of "
+                          "drawings": f"{len(meta)} drawings of the first {len(drawn_digits)} official test digits (pens of "
                                       f"{pens} px; digits {heights} px tall, anywhere on the {CANVAS} px canvas)",
                           "rows": rows})
     return 0
@@ -214,11 +219,16 @@ def main(argv=None) -> int:
     sub = ap.add_subparsers(dest="what", required=True)
     d = sub.add_parser("draw", help="draw test digits through the Draw page's canvas")
     d.add_argument("checkpoint", help="any trained checkpoint: the page needs a model to show its canvas")
-    d.add_argument("--digits", type=int, default=100, help="the first N official test digits (default 100)")
+    d.add_argument("--digits", type=int, default=100, help="N official test digits (default 100)")
+    d.add_argument("--first", type=int, default=0,
+                   help="from this test digit on (default 0; 100 for a held-out set to choose settings on)")
+    d.add_argument("--out", default=str(DRAWN), help=f"where the drawings go (default {DRAWN.relative_to(ROOT)})")
     d.add_argument("--seed", type=int, default=0)
     s = sub.add_parser("score", help="score checkpoints on the drawings and on the same test digits")
     s.add_argument("checkpoints", nargs="+", metavar="[LABEL=]CKPT", help="a checkpoint, named in the table by LABEL")
     s.add_argument("--made-with", default="", help="how the checkpoints were trained (recorded with the figures)")
+    s.add_argument("--drawings", default=str(DRAWN),
+                   help="the set to score (recorded only for the default, bench/data/drawn_digits.npz)")
     args = ap.parse_args(argv)
     return draw(args) if args.what == "draw" else score(args)
 
