@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 import mindspore.nn as nn
 
 from core.config import TrainConfig
-from core.data.drawn_look import drawn_look_ready
+from core.data.drawn_look import SHARE, drawn_look_ready
 from core.data.folders import MnistFolder
 from core.messages import Message
 from core.model.evaluation import evaluate_batches
@@ -102,8 +102,8 @@ def _start(config: TrainConfig, folder: MnistFolder, events: CallbackList, contr
     done_epochs = resume.epoch if resume else 0
     seed_run(config, done_epochs)
     if config.drawn_look and not drawn_look_ready(folder):  # ~11 ms an image, once per data folder
-        events.log(f"drawn look: redrawing half of the {folder.train_count:,} training images, once (kept for "
-                   "the next runs)")
+        events.log(f"drawn look: redrawing {SHARE * 100:.0f} % of the {folder.train_count:,} training images, once "
+                   "(kept for the next runs)")
     data = prepare_data(config, folder, parallel, seed=config.seed + done_epochs)
     model = model_for(config, resume, parallel, data.steps_per_epoch)  # a warm worker's, when it fits
     step = resume.step if resume else 0

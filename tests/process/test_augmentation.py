@@ -1,5 +1,5 @@
 """Augmentation: training images are distorted (differently each epoch), validation images never are,
-and a run with it trains; drawn-looking digits: half the training images redrawn as the Draw page shows a
+and a run with it trains; drawn-looking digits: three quarters of the training images redrawn as the Draw page shows a
 drawing, made once and cached, and a run with them trains."""
 import mindspore.dataset as ds
 import numpy as np
@@ -74,7 +74,7 @@ def test_a_run_with_augmentation_trains_and_the_option_parses(small_mnist):
     assert result.history[-1].val_acc >= 0.75, [e.val_acc for e in result.history]
 
 
-def test_drawn_look_redraws_half_the_training_images_in_place_once(small_mnist, monkeypatch, tmp_path):
+def test_drawn_look_redraws_its_share_of_the_training_images_in_place_once(small_mnist, monkeypatch, tmp_path):
     monkeypatch.setenv("STUDIO_DATA_CACHE", str(tmp_path / "cache"))
     folder = validate_mnist_dir(small_mnist)
     mixed = drawn_look_folder(folder)
@@ -103,8 +103,8 @@ def test_a_run_on_drawn_looking_digits_trains_and_the_option_parses(small_mnist,
     assert result.status == "completed"
     assert result.history[-1].val_acc >= 0.75, [e.val_acc for e in result.history]  # validated on MNIST's own
     said = [e.message for e in events.of(LogEvent)]
-    assert [line for line in said if line.startswith("drawn look: redrawing half of the 1,200 training images")] \
-        == ["drawn look: redrawing half of the 1,200 training images, once (kept for the next runs)"], said
+    assert [line for line in said if line.startswith("drawn look: redrawing 75 % of the 1,200 training images")] \
+        == ["drawn look: redrawing 75 % of the 1,200 training images, once (kept for the next runs)"], said
     assert drawn_look_ready(validate_mnist_dir(small_mnist))
     events = EventLog()
     train(cfg.with_(epochs=1), validate_mnist_dir(small_mnist), [events])
