@@ -4,7 +4,7 @@ path (the command line: worker code, run store, control), side by side with PyTo
 
     .venv/bin/python -m bench.user_visible --torch-python /path/to/python-with-torch [--reps 3] [--epochs 4]
 
-Variants, interleaved round by round: the project with its defaults; the project with one step per graph call
+Variants, interleaved round by round: the project with its defaults and a warm worker's K steps per call; the project with one step per graph call
 (steps_per_call=1, as before K steps per call); LeNet-5 with MindSpore's own operators instead of the project's
 C++ ones (STUDIO_CUSTOM_KERNELS=0); the plain seed script (bench/reference.py, the tutorials' loop,
 same network, loss and optimizer) with the project's oneDNN setting and with MindSpore's own; PyTorch 2.x eager (bench/torch_epochs.py: the images decoded
@@ -26,6 +26,7 @@ from pathlib import Path
 
 from bench.teaching_cost import train_once
 from bench.cases import PRESETS, env_for, reference_preset
+from core.config import TrainConfig
 from core.networks import network_spec
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -56,6 +57,14 @@ def plain_once(network: str, epochs: int, project_settings: bool) -> float:
     return (epochs - 1) * images_in(BUNDLED_TRAIN) / (marks[-1] - marks[per_epoch - 1])
 
 
+def prepared_k(network: str) -> int:
+    """The K of a warm worker's model of the network (compiled before Start) on the bundled images: the steady
+    speed of the app's default run. A command line's run this short compiles no K-step graph
+    (TrainConfig.steps_per_call_for), which shortens the run but not its later epochs."""
+    steps_per_epoch = -(-images_in(BUNDLED_TRAIN) * 9 // 10 // 64)
+    return TrainConfig(network=network).steps_per_call_for(False, steps_per_epoch, compiled_ahead=True)
+
+
 def images_in(folder: Path) -> int:
     """The image count in an MNIST folder's training images file (its IDX header)."""
     header = (folder / "train-images-idx3-ubyte").read_bytes()[:8]
@@ -63,7 +72,7 @@ def images_in(folder: Path) -> int:
 
 
 VARIANTS = {  # name -> how one measurement of it is taken (network, epochs) -> samples/s
-    "project": lambda n, e: train_once(ROOT, n, e, []),
+    "project": lambda n, e: train_once(ROOT, n, e, ["--steps-per-call", str(prepared_k(n))]),
     "project, 1 step per call": lambda n, e: train_once(ROOT, n, e, ["--steps-per-call", "1"]),
     "project, MindSpore's operators": lambda n, e: train_once(ROOT, n, e, [], STUDIO_CUSTOM_KERNELS="0"),
     "plain script, project's oneDNN setting": lambda n, e: plain_once(n, e, True),

@@ -8,7 +8,7 @@ from typing import Any
 
 from core.i18n import text
 from core.live_settings import LEARNING_RATE, LIVE_SETTINGS, OPTIMIZER_SETTINGS
-from core.networks import network_names, network_spec
+from core.networks import known_network, network_names, network_spec
 from core.networks.mlp import DEFAULT_HIDDEN, MAX_HIDDEN_LAYERS, MAX_UNITS
 
 NETWORKS = network_names()  # core/networks/: one module per network
@@ -41,6 +41,8 @@ MAX_VALIDATE_EVERY = 100_000
 # single steps), the smallest on a tie: each call costs ~1.8 ms beyond its steps' own time here, whatever K
 # (MLP, 70 steps: 150 ms in 10 calls of 7, 135 ms in 2 calls of 35, 270 ms one step per call); up to 16,
 # whose graph compiles in ~2 s (docs/performance.md, "K fits the epoch").
+# A run shorter than its network's k_steps_from steps takes one step per call: its K-step graph's longer
+# compilation would cost more than the calls save (docs/performance.md, "Short runs: one step per call").
 AUTO_STEPS_PER_CALL = range(6, 17)
 MAX_STEPS_PER_CALL = 64
 MAX_EPOCHS = 1000
@@ -196,16 +198,22 @@ class TrainConfig:
             return self.network
         return network_spec(self.network).shape_label(self)
 
-    def steps_per_call_for(self, parallel: bool, steps_per_epoch: int = 1) -> int:
+    def steps_per_call_for(self, parallel: bool, steps_per_epoch: int = 1, compiled_ahead: bool = False) -> int:
         """K for this run: several steps per call only where they are one compiled graph (Graph mode, Cell
-        style) and one process (a data-parallel step all-reduces; kept one call per step). Unless set, the K
-        of AUTO_STEPS_PER_CALL with which the epoch's steps before its last (a single step: it returns the
-        gradients) take the fewest calls, K-step calls and the single steps left over, the smallest K on a
-        tie: 71 steps take 14 (5 calls), 36 take 7 (5 calls; 16 would take 2 and 3 single steps)."""
+        style) and one process (a data-parallel step all-reduces; kept one call per step). Unless set: one
+        where the run is too short for the K-step graph's longer compilation to pay back (fewer steps than its
+        network's k_steps_from), unless that graph is compiled ahead, before the run (a warm worker's);
+        else the K of AUTO_STEPS_PER_CALL with which the epoch's steps before its last (a single step: it
+        returns the gradients) take the fewest calls, K-step calls and the single steps left over, the
+        smallest K on a tie: 71 steps take 14 (5 calls), 36 take 7 (5 calls; 16 would take 2 and 3 single
+        steps)."""
         if self.mode != "graph" or self.style != "cell" or parallel or self.workers > 1:
             return 1
         if self.steps_per_call:
             return self.steps_per_call
+        spec = known_network(self.network)
+        if not compiled_ahead and spec is not None and steps_per_epoch * self.epochs < spec.k_steps_from:
+            return 1
         steps = steps_per_epoch - 1
         return min(AUTO_STEPS_PER_CALL, key=lambda k: (steps // k + steps % k, k))
 

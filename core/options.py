@@ -17,7 +17,7 @@ HELP = {"hidden": "the MLP's hidden layers, units per layer (none: no hidden lay
         "setting_changes": "change the learning rate (STEP:LR), momentum or weight_decay (STEP:momentum=0.5) "
                            "before these steps (a re-run's recorded changes); ",
         "steps_per_call": "training steps per graph call in Graph mode, Cell style, one process "
-                          "(0: 6-10, to fit the epoch); ",
+                          "(0: 1 for a run too short to pay for compiling more, else 6-16, to fit the epoch); ",
         "init_checkpoint": "start from this checkpoint's weights (a fine-tune; the same network): a file, or "
                            "run:RUN_ID for a run of the store; "}
 CHOICES = {"network": "NETWORKS", "style": "STYLES", "mode": "MODES", "optimizer": "OPTIMIZERS",

@@ -96,4 +96,5 @@ SPEC = register_network(NetworkSpec(
     diagram=diagram, shape_label=lambda config: "LeNet-5", exportable_cells=frozenset({"LeNet5"}),
     fallback_samples_per_s=5_000.0,
     onednn_isa="AVX2",  # oneDNN's AVX-512 convolution is ~20x slower here (core/runtime.py)
+    k_steps_from=8000,  # one step per call trained best-5k's 3,950 steps sooner (docs/performance.md)
 ))

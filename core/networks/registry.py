@@ -44,6 +44,7 @@ class NetworkSpec:
     onednn_isa: str | None = None               # fastest measured oneDNN ISA cap (None: oneDNN's own choice)
     load_copies: str | None = None              # MS_DEV_SIDE_EFFECT_LOAD_ELIM level where it measured faster
     warm_worker: bool = True                    # keep a MindSpore process ready with it, so Start trains at once
+    k_steps_from: int = 0                       # a run's fewest steps for which compiling K steps per call pays
 
 
 class UnknownNetwork(KeyError):

@@ -83,5 +83,6 @@ SPEC = register_network(NetworkSpec(
     exportable_cells=frozenset({"ResNet8", "ResidualBlock", "BatchNorm2d", "AvgPool2d", "Identity"}),
     fallback_samples_per_s=1_000.0,
     onednn_isa="AVX2",  # a convolutional network, like LeNet-5 (core/runtime.py)
+    k_steps_from=4000,  # ~7.5 s more compilation for K steps, ~2 ms less a step (docs/performance.md)
     warm_worker=False,  # a rarer choice: it starts a process of its own rather than hold one warm per server
 ))

@@ -86,8 +86,9 @@ def prepare_data(config: TrainConfig, folder: MnistFolder, parallel: Parallel | 
 
 
 def build_model(config: TrainConfig, resume: ResumeState | None, parallel: Parallel | None,
-                steps_per_epoch: int = 1) -> Model:
-    """The network (with a resumed run's weights), its train step in the configured style, and its evaluator."""
+                steps_per_epoch: int = 1, compiled_ahead: bool = False) -> Model:
+    """The network (with a resumed run's weights), its train step in the configured style, and its evaluator;
+    compiled_ahead: its graphs are compiled before a run takes it (core.training.prepared)."""
     net = training_network(config)
     if config.amp_level != "O0":
         net = ms.amp.auto_mixed_precision(net, config.amp_level)  # casts in place; names stay the same
@@ -97,7 +98,7 @@ def build_model(config: TrainConfig, resume: ResumeState | None, parallel: Paral
         restore(net, initial_weights(config))
     loss_fn = build_loss(config.loss)
     optimizer = build_optimizer(config, net.trainable_params(), steps_per_epoch)
-    step = make_train_step(config, net, loss_fn, optimizer, parallel, steps_per_epoch)
+    step = make_train_step(config, net, loss_fn, optimizer, parallel, steps_per_epoch, compiled_ahead)
     return Model(net, step, NetWithLoss(net, loss_fn), optimizer)
 
 

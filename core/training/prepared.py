@@ -48,7 +48,7 @@ def prepare(config: TrainConfig, steps_per_epoch: int) -> None:
     if config.mode != "graph" or config.style != "cell":
         return  # PyNative compiles nothing ahead; the functional style's step is not a Cell to compile
     set_mode(config.mode)
-    model = build_model(config, None, None, steps_per_epoch)
+    model = build_model(config, None, None, steps_per_epoch, compiled_ahead=True)
     model.step.compile(ms.Tensor(np.zeros((config.batch_size, 1, 28, 28), np.float32)),
                        ms.Tensor(np.zeros(config.batch_size, np.int32)))
     _READY[config.network] = (graph_settings(config), steps_per_epoch, model)

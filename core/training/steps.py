@@ -113,11 +113,13 @@ class Stepper:
 
 
 def make_train_step(config: TrainConfig, net: nn.Cell, loss_fn: nn.Cell, optimizer: nn.Optimizer,
-                    parallel: Parallel | None = None, steps_per_epoch: int = 1) -> Stepper:
-    """A Stepper that updates the weights in the configured style (data-parallel with parallel)."""
+                    parallel: Parallel | None = None, steps_per_epoch: int = 1,
+                    compiled_ahead: bool = False) -> Stepper:
+    """A Stepper that updates the weights in the configured style (data-parallel with parallel); compiled_ahead:
+    its graphs are compiled before its run (TrainConfig.steps_per_call_for)."""
     names = [p.name for p in optimizer.parameters]
     if config.style == "cell":
-        k = config.steps_per_call_for(parallel is not None, steps_per_epoch)
+        k = config.steps_per_call_for(parallel is not None, steps_per_epoch, compiled_ahead)
         return _cell_step(NetWithLoss(net, loss_fn), optimizer, names, k)
     return _functional_step(net, loss_fn, optimizer, names, parallel)
 

@@ -40,6 +40,7 @@ def test_a_run_on_the_prepared_model_trains_what_a_run_on_its_own_model_trains(s
     own, own_events = run(config)
     prepare_for(config.with_(seed=99, learning_rate=0.01, data_dir=None))
     assert config.network in prepared._READY
+    assert prepared._READY[config.network][2].step.k > 1, "compiled ahead: K steps per call, for a run of any length"
     taken, taken_events = run(config)
     assert config.network not in prepared._READY, "the run took the prepared model"
     assert [s.loss for s in taken_events.of(StepEvent)] == [s.loss for s in own_events.of(StepEvent)]

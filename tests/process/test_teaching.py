@@ -12,6 +12,7 @@ import pytest
 from core.config import ConfigError, TrainConfig, field_text, parse_field
 from core.data.folders import validate_mnist_dir
 from core.model.network_build import count_parameters, network_for
+from core.networks import network_spec
 from core.runs.people.actions import history
 from core.runs.worker.execute import execute
 from core.training.run_control import Control
@@ -234,16 +235,25 @@ def test_k_steps_per_graph_call_train_exactly_what_one_step_per_call_trains(smal
 def test_k_fits_the_epoch_so_that_its_only_single_step_is_the_last(small_mnist):
     """Unless set, K is chosen for the epoch's length: 1,080 images in batches of 30 are 36 steps, 35 before the
     last (a single step: it returns the gradients) are 5 calls of 7, where K = 8 would take 4 calls and leave 3
-    single steps; 70 are 5 calls of 14, 64 are 4 of 16."""
+    single steps; 70 are 5 calls of 14, 64 are 4 of 16. A run too short for the K-step graph's compilation to pay
+    back (fewer steps than its network's k_steps_from) takes one step per call, unless its graphs were compiled
+    ahead (a warm worker's prepared model)."""
     config = lesson_config(small_mnist, mode="graph", epochs=2, batch_size=30)
-    assert config.steps_per_call == 0 and config.steps_per_call_for(False, 36) == 7
-    assert config.steps_per_call_for(False, 71) == 14 and config.steps_per_call_for(False, 65) == 16
-    assert config.steps_per_call_for(False, 845) == 15  # 844 before the last: 56 calls of 15 and 4 single steps
+    long = config.with_(epochs=network_spec("mlp").k_steps_from)  # a step per epoch would be enough
+    assert long.steps_per_call == 0 and long.steps_per_call_for(False, 36) == 7
+    assert long.steps_per_call_for(False, 71) == 14 and long.steps_per_call_for(False, 65) == 16
+    assert long.steps_per_call_for(False, 845) == 15  # 844 before the last: 56 calls of 15 and 4 single steps
     assert config.with_(steps_per_call=5).steps_per_call_for(False, 36) == 5
-    assert config.with_(mode="pynative").steps_per_call_for(False, 36) == 1
-    assert config.steps_per_call_for(True, 36) == 1
+    assert long.with_(mode="pynative").steps_per_call_for(False, 36) == 1
+    assert long.steps_per_call_for(True, 36) == 1
+    assert config.steps_per_call_for(False, 36) == 1, "72 steps: the K-step graph's compilation would not pay"
+    assert config.steps_per_call_for(False, 36, compiled_ahead=True) == 7
+    assert config.with_(epochs=2).steps_per_call_for(False, network_spec("mlp").k_steps_from // 2) > 1
+    short = EventLog()
+    train(config, validate_mnist_dir(config.data_dir), [short])
+    assert len({s.step_seconds for s in short.of(StepEvent)}) == 72, "a short run: every step its own call"
     events = EventLog()
-    train(config, validate_mnist_dir(config.data_dir), [events])
+    train(config.with_(steps_per_call=7), validate_mnist_dir(config.data_dir), [events])
     second = [s for s in events.of(StepEvent) if s.epoch == 2]
     assert len(second) == 36
     calls = [len(list(group)) for _, group in itertools.groupby(s.step_seconds for s in second)]
