@@ -56,8 +56,8 @@ def test_trainer_records_the_real_gradients_of_each_epochs_last_step(folder, mon
     before = {}
     real = build.make_train_step
 
-    def spying(config, net, loss_fn, optimizer, parallel=None, steps_per_epoch=1):
-        step = real(config, net, loss_fn, optimizer, parallel, steps_per_epoch)
+    def spying(config, net, loss_fn, optimizer, parallel=None, steps_per_epoch=1, compiled_ahead=False):
+        step = real(config, net, loss_fn, optimizer, parallel, steps_per_epoch, compiled_ahead)
         inner = step.with_grads
 
         def with_grads(data, label):

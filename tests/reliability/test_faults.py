@@ -128,8 +128,8 @@ def test_divergence_after_a_good_epoch_keeps_that_epochs_checkpoint(store, mlp_c
     from core.training import build
     real = build.make_train_step
 
-    def poisoned(config, net, loss_fn, optimizer, parallel=None, steps_per_epoch=1):
-        step, calls = real(config, net, loss_fn, optimizer, parallel, steps_per_epoch), {"n": 0}
+    def poisoned(config, net, loss_fn, optimizer, parallel=None, steps_per_epoch=1, compiled_ahead=False):
+        step, calls = real(config, net, loss_fn, optimizer, parallel, steps_per_epoch, compiled_ahead), {"n": 0}
 
         def run(data, label):
             loss, logits = step(data, label)
