@@ -24,8 +24,17 @@ from tests.support.helpers import let_pass, wait_for
 BOTH_DATABASES = True  # the relay (SQLite) and the workers writing to the team's database (PostgreSQL)
 
 
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    """One cluster for the module's tests that leave its workers as they found them (its scheduler and two
+    workers, with their nannies, are ~7 CPU-seconds to start on two cores); a worker killed needs its own."""
+    c = Cluster(tmp_path_factory.mktemp("dask"))
+    yield c
+    c.close()
+
+
 @pytest.fixture
-def cluster(tmp_path):
+def own_cluster(tmp_path):
     c = Cluster(tmp_path / "dask")
     yield c
     c.close()
@@ -132,8 +141,9 @@ def test_pause_resume_and_stop_reach_a_remote_run_which_resumes_from_the_checkpo
     assert f"resuming from the checkpoint of epoch {saved}" in " ".join(line.message for line in store.logs(run_id))
 
 
-def test_a_killed_worker_marks_its_run_interrupted_within_10_s_and_the_other_worker_resumes_it(cluster, store,
+def test_a_killed_worker_marks_its_run_interrupted_within_10_s_and_the_other_worker_resumes_it(own_cluster, store,
                                                                                                 small_mnist):
+    cluster = own_cluster
     run_id = RunQueue(store, slots=0).submit(long_run(small_mnist), "remote", "test", "ann")
     with dispatching(store, cluster.address):
         wait_for(lambda: (store.get(run_id).checkpoint_epoch or 0) >= 1, 120, "a first checkpoint to come back")
