@@ -3,8 +3,8 @@ for every network x style (a benchmark that prints figures, not a test).
 
     .venv/bin/python -m bench.modes [--reps 3] [--epochs 4]
 
-Each combination runs `python -m core.cli.train --network N --style S --mode M` (the project's defaults otherwise),
-rounds interleaved; samples/s over the epochs after the first, read from the store. Reports PyNative's time
+Each combination runs `python -m core.cli.train --network N --style S --mode M` (the project's defaults otherwise;
+Graph's Cell style with a warm worker's K steps per call, bench.user_visible.prepared_k), rounds interleaved; samples/s over the epochs after the first, read from the store. Reports PyNative's time
 per sample against Graph's for each network x style. Results: bench/results/modes.json (date, versions).
 """
 from __future__ import annotations
@@ -17,6 +17,7 @@ from pathlib import Path
 
 from bench.record import save, stamp
 from bench.teaching_cost import train_once
+from bench.user_visible import prepared_k
 
 ROOT = Path(__file__).resolve().parent.parent
 CASES = list(itertools.product(("lenet5", "mlp"), ("cell", "functional"), ("graph", "pynative")))
@@ -30,7 +31,8 @@ def main(argv: list[str] | None = None) -> dict:
     figures: dict[tuple, list[float]] = {case: [] for case in CASES}
     for rep in range(args.reps):
         for network, style, mode in CASES:
-            value = train_once(ROOT, network, args.epochs, ["--style", style, "--mode", mode])
+            k = ["--steps-per-call", str(prepared_k(network))] if (style, mode) == ("cell", "graph") else []
+            value = train_once(ROOT, network, args.epochs, ["--style", style, "--mode", mode, *k])
             figures[(network, style, mode)].append(value)
             print(f"round {rep + 1} {network:6} {style:10} {mode:8} {value:8.0f} samples/s", flush=True)
     rows = []
