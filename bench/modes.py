@@ -4,8 +4,9 @@ for every network x style (a benchmark that prints figures, not a test).
     .venv/bin/python -m bench.modes [--reps 3] [--epochs 4]
 
 Each combination runs `python -m core.cli.train --network N --style S --mode M` (the project's defaults otherwise;
-Graph's Cell style with a warm worker's K steps per call, bench.user_visible.prepared_k), rounds interleaved; samples/s over the epochs after the first, read from the store. Reports PyNative's time
-per sample against Graph's for each network x style. Results: bench/results/modes.json (date, versions).
+Graph's Cell style with a warm worker's K steps per call, bench.user_visible.prepared_k), rounds interleaved;
+samples/s over the epochs after the first, read from the store. Reports PyNative's time per sample against
+Graph's for each network x style. Results: bench/results/modes.json (date, versions).
 """
 from __future__ import annotations
 

@@ -4,8 +4,8 @@ path (the command line: worker code, run store, control), side by side with PyTo
 
     .venv/bin/python -m bench.user_visible --torch-python /path/to/python-with-torch [--reps 3] [--epochs 4]
 
-Variants, interleaved round by round: the project with its defaults and a warm worker's K steps per call; the project with one step per graph call
-(steps_per_call=1, as before K steps per call); LeNet-5 with MindSpore's own operators instead of the project's
+Variants, interleaved round by round: the project with its defaults and a warm worker's K steps per call; the
+project with one step per graph call (steps_per_call=1, as before K steps per call); LeNet-5 with MindSpore's own operators instead of the project's
 C++ ones (STUDIO_CUSTOM_KERNELS=0); the plain seed script (bench/reference.py, the tutorials' loop,
 same network, loss and optimizer) with the project's oneDNN setting and with MindSpore's own; PyTorch 2.x eager (bench/torch_epochs.py: the images decoded
 once into tensors, same network, SGD momentum, batch 64). Throughput over the epochs after the first.
@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import platform
 import statistics
@@ -61,8 +62,9 @@ def prepared_k(network: str) -> int:
     """The K of a warm worker's model of the network (compiled before Start) on the bundled images: the steady
     speed of the app's default run. A command line's run this short compiles no K-step graph
     (TrainConfig.steps_per_call_for), which shortens the run but not its later epochs."""
-    steps_per_epoch = -(-images_in(BUNDLED_TRAIN) * 9 // 10 // 64)
-    return TrainConfig(network=network).steps_per_call_for(False, steps_per_epoch, compiled_ahead=True)
+    config = TrainConfig(network=network)
+    trained = images_in(BUNDLED_TRAIN) - round(images_in(BUNDLED_TRAIN) * config.val_fraction)
+    return config.steps_per_call_for(False, math.ceil(trained / config.batch_size), compiled_ahead=True)
 
 
 def images_in(folder: Path) -> int:
