@@ -266,3 +266,26 @@ def test_a_schema_newer_than_the_code_is_refused_on_every_database(store):
                              cwd=PROJECT_ROOT, env=env, capture_output=True, text=True, timeout=120)
         assert out.returncode == 2 and "0099_from_the_future" in out.stderr and "newer studio" in out.stderr, out
     assert store.schema_revision == "0099_from_the_future"  # untouched
+
+
+def test_a_store_at_the_newest_migration_opens_without_alembic_while_each_migration_is_named_by_its_number(
+        tmp_path, database):
+    """core/runs/store/migrate.py opens a store at the newest migration without importing Alembic (~0.15 s of
+    each process's start): it takes the newest migration file's number for the head. That holds while every
+    migration file is named by its revision, one after the other, as Alembic's own chain has them."""
+    from alembic.script import ScriptDirectory
+
+    from core.runs.store.migrate import MIGRATIONS, _config, newest_file_revision
+    chain = list(reversed(list(ScriptDirectory.from_config(_config()).walk_revisions())))  # the first one first
+    numbers = sorted(p.name.split("_", 1)[0] for p in (MIGRATIONS / "versions").glob("[0-9]*_*.py"))
+    assert [script.revision for script in chain] == numbers
+    assert [script.down_revision for script in chain] == [None, *numbers[:-1]]
+    assert newest_file_revision() == head_revision() == numbers[-1]
+    folder = tmp_path / "store"
+    RunStore(folder, database)  # a new database: migrated here, by Alembic
+    opened = subprocess.run(
+        [sys.executable, "-c", "import sys; from core.runs.store import RunStore; "
+                               "print(RunStore(sys.argv[1]).schema_revision, 'alembic' in sys.modules)", str(folder)],
+        cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=120)
+    assert opened.returncode == 0, opened.stderr
+    assert opened.stdout.split() == [head_revision(), "False"]
