@@ -28,7 +28,8 @@ from core.training.resume_state import ResumeState
 from core.training.steps import Stepper, make_train_step
 from core.training.weight_arrays import restore, snapshot
 
-__all__ = ["TrainData", "Model", "seed_run", "control_for", "prepare_data", "build_model", "initial_weights"]
+__all__ = ["TrainData", "Model", "seed_run", "control_for", "prepare_data", "even_batch", "build_model",
+           "initial_weights"]
 
 
 @dataclass(frozen=True)
@@ -79,10 +80,19 @@ def prepare_data(config: TrainConfig, folder: MnistFolder, parallel: Parallel | 
                                   num_parallel_workers=config.num_parallel_workers, augment=True)
     else:  # decoded once, batched from memory: the pipeline's threads no longer take CPU from the step
         train_ds = MemoryBatches(train_folder, "train", train_idx, batch, seed=seed)
-    val_ds = (create_dataset(folder, "train", val_idx, max(config.batch_size, 256), shuffle=False,
+    val_batch = even_batch(len(val_idx), max(config.batch_size, 256))
+    val_ds = (create_dataset(folder, "train", val_idx, val_batch, shuffle=False,
                              num_parallel_workers=config.num_parallel_workers) if len(val_idx) else None)
     return TrainData(train_ds, val_ds, train_ds.get_dataset_size(), len(train_idx) * workers, len(val_idx),
                      workers, batch)
+
+
+def even_batch(samples: int, largest: int) -> int:
+    """The batch size that splits samples into the fewest batches of at most largest, as even as they can be. In
+    Graph mode each batch shape is a graph compiled: 500 validation images in batches of 250, not 256 and 244,
+    are one graph, not two (the bundled data's 10 % validation split)."""
+    batches = -(-samples // largest)
+    return -(-samples // batches) if samples else largest
 
 
 def build_model(config: TrainConfig, resume: ResumeState | None, parallel: Parallel | None,

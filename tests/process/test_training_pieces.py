@@ -246,3 +246,16 @@ def test_the_step_planner_says_how_many_steps_the_next_call_takes():
     assert planner(validate_every=6).next_turn(6, 20) == Turn(4)
     assert planner(validate_every=6).validation_due(6, 20) and not planner(validate_every=6).validation_due(5, 20)
     assert planner(_Lesson(stop=True)).next_turn(0, 20) == Turn(0, stop=True)
+
+
+def test_validation_batches_are_as_even_as_can_be_so_that_one_graph_reads_them(shared_mnist):
+    """In Graph mode every batch shape is a graph compiled: the bundled data's 500 validation images go in two
+    batches of 250 (not 256 and 244), and a split that no batch count divides keeps batches within one image."""
+    from core.data.folders import validate_mnist_dir
+    from core.training.build import even_batch, prepare_data
+    assert (even_batch(500, 256), even_batch(256, 256), even_batch(512, 256), even_batch(513, 256)) == (250, 256, 256, 171)
+    assert (even_batch(120, 256), even_batch(0, 256)) == (120, 256)
+    config = TrainConfig(network="mlp", data_dir=str(shared_mnist))
+    data = prepare_data(config, validate_mnist_dir(config.data_dir), None, seed=config.seed)
+    shapes = [tuple(images.shape) for images, _ in data.validation.create_tuple_iterator(num_epochs=1)]
+    assert data.validation_images == 500 and shapes == [(250, 1, 28, 28)] * 2
