@@ -31,7 +31,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench.record import save, stamp  # noqa: E402
 from core.data.idx import read_images, read_labels  # noqa: E402
-from core.data.strokes import extent, fitting, pen_ink, placed, strokes  # noqa: E402
+from core.data.strokes import laid_out, pen_ink, strokes  # noqa: E402
 
 DRAWN = ROOT / "bench" / "data" / "drawn_digits.npz"
 TEST_DIR = ROOT.parent / "shared" / "data" / "mnist" / "test"
@@ -52,13 +52,8 @@ def test_digits(count: int, first: int = 0) -> tuple[np.ndarray, np.ndarray]:
 def on_canvas(image: np.ndarray, rng: np.random.Generator, size_range: tuple[int, int]) -> list[list[tuple]]:
     """The digit's strokes in canvas pixels: scaled so that its ink is size_range tall (less if it would not fit
     across), somewhere on the canvas."""
-    lines = strokes(image)
-    _, _, w, h = extent(lines)
-    margin = 24
-    height = fitting(lines, rng.uniform(*size_range), CANVAS - 2 * margin)
-    left = rng.uniform(margin, max(margin, CANVAS - margin - w * height / max(h, 1.0)))
-    top = rng.uniform(margin, max(margin, CANVAS - margin - height))
-    return placed(lines, height, left, top)
+    height = rng.uniform(*size_range)
+    return laid_out(strokes(image), height, 24, (rng.uniform(), rng.uniform()), CANVAS)  # 24 px from every edge
 
 
 def overlap(canvas: np.ndarray, meant: np.ndarray) -> float:

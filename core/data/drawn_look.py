@@ -20,7 +20,7 @@ import numpy as np
 from core.data.drawing import MNIST_STROKE_PX, DrawingError, to_mnist
 from core.data.folders import SPLIT_FILES, MnistFolder
 from core.data.idx import read_images, read_labels, write_idx
-from core.data.strokes import Stroke, extent, fitting, pen_ink, placed, strokes
+from core.data.strokes import Stroke, laid_out, pen_ink, strokes
 from core.user_cache import user_cache_dir
 
 __all__ = ["SHARE", "redrawn", "pen_drawing", "drawn_look_folder", "drawn_look_ready", "cache_dir"]
@@ -55,13 +55,8 @@ def redrawn(image: np.ndarray) -> np.ndarray:
 def pen_drawing(lines: list[Stroke], height: float, pen: float, where: tuple[float, float] = (0.5, 0.5)) -> np.ndarray:
     """Strokes (in a 28x28 image's pixels) drawn on the page's 280x280 canvas with a round pen pen px wide, as Draw
     & predict draws them, the digit height px tall; where: its place, (0, 0) top left to (1, 1) bottom right."""
-    height = fitting(lines, height, CANVAS_PX - pen)
-    _, _, w, h = extent(lines)
-    width = w * height / max(h, 1.0)
-    r = pen / 2  # the pen's ink stays on the canvas
-    left = r + where[0] * max(0.0, CANVAS_PX - pen - width)
-    top = r + where[1] * max(0.0, CANVAS_PX - pen - height)
-    return pen_ink(placed(lines, height, left, top), pen, CANVAS_PX)
+    # the pen's ink stays on the canvas: the strokes keep half its width from every edge
+    return pen_ink(laid_out(lines, height, pen / 2, where, CANVAS_PX), pen, CANVAS_PX)
 
 
 def _cached_root(folder: MnistFolder) -> Path:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 from PIL import Image, ImageDraw
 
-__all__ = ["skeleton", "strokes", "Stroke", "extent", "fitting", "placed", "pen_ink"]
+__all__ = ["skeleton", "strokes", "Stroke", "extent", "fitting", "placed", "laid_out", "pen_ink"]
 
 Stroke = list[tuple[float, float]]  # (x, y) points, in the image's pixels
 
@@ -25,6 +25,11 @@ def _neighbours(img: np.ndarray) -> list[np.ndarray]:
     return [padded[1 + dy:1 + dy + h, 1 + dx:1 + dx + w] for dy, dx in _RING]
 
 
+def _turns(ring: list[np.ndarray]) -> np.ndarray:
+    """Per pixel, its 0 -> 1 transitions going round its neighbours P2, P3, ..., P9, P2 (_neighbours' order)."""
+    return sum(((ring[i] == 0) & (ring[(i + 1) % 8] == 1)).astype(np.uint8) for i in range(8))
+
+
 def skeleton(mask: np.ndarray) -> np.ndarray:
     """The one-pixel-wide skeleton of a boolean mask (Zhang & Suen 1984), as a boolean array."""
     img = mask.astype(np.uint8).copy()
@@ -32,9 +37,7 @@ def skeleton(mask: np.ndarray) -> np.ndarray:
         changed = False
         for first in (True, False):
             p = _neighbours(img)
-            count = sum(p)
-            # 0 -> 1 transitions going round P2, P3, ..., P9, P2
-            turns = sum(((p[i] == 0) & (p[(i + 1) % 8] == 1)).astype(np.uint8) for i in range(8))
+            count, turns = sum(p), _turns(p)
             if first:
                 a, b = p[0] * p[2] * p[4], p[2] * p[4] * p[6]
             else:
@@ -75,8 +78,7 @@ def _pruned(skel: np.ndarray, length: int) -> np.ndarray:
     skel = skel.copy()
     ring = _neighbours(skel.astype(np.uint8))
     count = sum(ring)
-    turns = sum(((ring[i] == 0) & (ring[(i + 1) % 8] == 1)).astype(np.uint8) for i in range(8))
-    junction = skel & (turns >= 3)
+    junction = skel & (_turns(ring) >= 3)
     h, w = skel.shape
     for end in zip(*np.nonzero(skel & (count == 1)), strict=True):
         branch, came_from, reached = [end], None, False
@@ -173,6 +175,17 @@ def placed(lines: list[Stroke], height: float, left: float, top: float) -> list[
     x0, y0, _, h = extent(lines)
     scale = height / max(h, 1.0)
     return [[(left + (x - x0) * scale, top + (y - y0) * scale) for x, y in line] for line in lines]
+
+
+def laid_out(lines: list[Stroke], height: float, edge: float, where: tuple[float, float],
+             size: int = 280) -> list[Stroke]:
+    """The strokes on a size x size canvas: height tall (less where they would not fit across the room left
+    inside edge px on every side), their box at where in that room, (0, 0) top left to (1, 1) bottom right."""
+    room = size - 2 * edge
+    height = fitting(lines, height, room)
+    _, _, w, h = extent(lines)
+    width = w * height / max(h, 1.0)
+    return placed(lines, height, edge + where[0] * max(0.0, room - width), edge + where[1] * max(0.0, room - height))
 
 
 def pen_ink(lines: list[Stroke], pen: float, size: int = 280) -> np.ndarray:
