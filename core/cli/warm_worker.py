@@ -29,7 +29,7 @@ from core.runs.rows import Status
 from core.runs.store import RunStore
 from core.runs.worker.entry import raise_interrupt
 from core.runs.store.arguments import add_store_arguments, open_store
-from core.runtime import prepare_process
+from core.runtime import prepare_process, release_heap
 
 READY = "warm worker ready:"  # its log says when it could take a run (bench/start_latency.py waits for it)
 MAX_RUNS = 50  # then a fresh process: nothing a long life gathers (caches, fragments) builds up
@@ -66,6 +66,7 @@ def main(argv: list[str] | None = None) -> int:
         if status not in REUSABLE or args.ready_fd is None or served >= MAX_RUNS:
             return 0 if status is not None else 1
         _output_to(log_path(store, args.network))
+        release_heap()  # what the run froze and left behind is collected before the next (core.runtime.settle_heap)
         print(f"{READY} {args.network} again (runs trained: {served}; pid {os.getpid()})", flush=True)
         if not _say_ready(args.ready_fd):
             return 0

@@ -21,7 +21,7 @@ from core.model.evaluation import NetWithLoss
 from core.model.losses import build_loss
 from core.model.network_build import training_network
 from core.model.optim import build_optimizer
-from core.runtime import set_mode
+from core.runtime import set_mode, settle_heap
 from core.training.run_control import CollectiveControl, Control, NoControl
 from core.training.parallel import Parallel
 from core.training.resume_state import ResumeState
@@ -52,6 +52,9 @@ class Model:
 
 
 def seed_run(config: TrainConfig, done_epochs: int) -> None:
+    """Before a run's data and model are made: its mode and seeds, and the process's heap settled (the graphs it
+    compiles next each run a garbage collection: core.runtime.settle_heap)."""
+    settle_heap()
     set_mode(config.mode)
     ms.set_seed(config.seed)
     ds.config.set_seed(config.seed + done_epochs)  # a resumed run does not replay epoch 1's order

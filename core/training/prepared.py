@@ -19,7 +19,7 @@ import numpy as np
 
 from core.config import TrainConfig
 from core.model.network_build import training_network
-from core.runtime import set_mode
+from core.runtime import set_mode, settle_heap
 from core.training.build import Model, build_model
 from core.training.parallel import Parallel
 from core.training.resume_state import ResumeState
@@ -48,6 +48,7 @@ def prepare(config: TrainConfig, steps_per_epoch: int) -> None:
     if config.mode != "graph" or config.style != "cell":
         return  # PyNative compiles nothing ahead; the functional style's step is not a Cell to compile
     set_mode(config.mode)
+    settle_heap()  # the compilations below each run a garbage collection (core.runtime.settle_heap)
     model = build_model(config, None, None, steps_per_epoch, compiled_ahead=True)
     model.step.compile(ms.Tensor(np.zeros((config.batch_size, 1, 28, 28), np.float32)),
                        ms.Tensor(np.zeros(config.batch_size, np.int32)))

@@ -259,3 +259,21 @@ def test_validation_batches_are_as_even_as_can_be_so_that_one_graph_reads_them(s
     data = prepare_data(config, validate_mnist_dir(config.data_dir), None, seed=config.seed)
     shapes = [tuple(images.shape) for images, _ in data.validation.create_tuple_iterator(num_epochs=1)]
     assert data.validation_images == 500 and shapes == [(250, 1, 28, 28)] * 2
+
+
+def test_a_run_starts_on_a_settled_heap_so_that_each_compilation_collects_only_what_is_new():
+    """MindSpore runs a full garbage collection before each graph it compiles; seed_run, at every run's start,
+    collects once and freezes what is alive (core.runtime.settle_heap), so that those collections scan only what
+    the run made since. release_heap (a warm worker between runs) makes everything collectable again."""
+    import gc
+
+    from core.runtime import release_heap
+    from core.training.build import seed_run
+    release_heap()
+    assert gc.get_freeze_count() == 0
+    seed_run(TrainConfig(network="mlp"), 0)
+    frozen = gc.get_freeze_count()
+    assert frozen > 50_000, "the modules this process loaded and what it holds"
+    assert len(gc.get_objects()) < frozen / 20, "what a collection still scans"
+    release_heap()
+    assert gc.get_freeze_count() == 0
