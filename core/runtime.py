@@ -30,9 +30,17 @@ LOAD_COPIES = "MS_DEV_SIDE_EFFECT_LOAD_ELIM"  # its level per network: NetworkSp
 HUGE_PAGES = "NUMPY_MADVISE_HUGEPAGE"
 
 
+# Python's collector at its default thresholds (700, 10, 10) ran ~460 collections, 0.18-0.24 s of them full ones
+# over a growing heap, while a training process imported MindSpore and the studio (~190,000 objects that live as
+# long as the process); at these, 6 and none (docs/performance.md, "Garbage collections"). The app server's too.
+GC_THRESHOLDS = (50_000, 20, 100)
+
+
 def prepare_process(network: str | None = None) -> bool:
-    """Set the environment for this process's MindSpore. Returns False if mindspore was already imported
-    (the settings then cannot take effect). A value the user set explicitly is respected."""
+    """Set the environment for this process's MindSpore, and fewer garbage collections (GC_THRESHOLDS). Returns
+    False if mindspore was already imported (the settings then cannot take effect). A value the user set
+    explicitly is respected."""
+    gc.set_threshold(*GC_THRESHOLDS)
     os.environ.setdefault("GLOG_v", "3")  # keep the console free of MindSpore's INFO/WARNING noise
     spec = known_network(network)  # the fastest measured settings, per network
     isa = APP_ISA if network is None else spec and spec.onednn_isa
@@ -81,7 +89,7 @@ def tune_gc_for_server() -> None:
         return
     gc.collect()
     gc.freeze()  # what is loaded by now lives as long as the server: never scan it again
-    gc.set_threshold(50_000, 20, 100)
+    gc.set_threshold(*GC_THRESHOLDS)
     _gc_tuned = True
 
 
