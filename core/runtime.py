@@ -32,7 +32,8 @@ HUGE_PAGES = "NUMPY_MADVISE_HUGEPAGE"
 
 # Python's collector at its default thresholds (700, 10, 10) ran ~460 collections, 0.18-0.24 s of them full ones
 # over a growing heap, while a training process imported MindSpore and the studio (~190,000 objects that live as
-# long as the process); at these, 6 and none (docs/performance.md, "Garbage collections"). The app server's too.
+# long as the process); at these, 6 and none (docs/performance.md, "Collections while a process imports"). The app
+# server's too.
 GC_THRESHOLDS = (50_000, 20, 100)
 
 
@@ -65,9 +66,10 @@ def settle_heap() -> None:
     """Collect this process's garbage, then leave every object alive now out of later collections (gc.freeze):
     a training process's modules, its store and MindSpore's own live as long as it does. MindSpore runs a full
     collection before it compiles each graph, over everything a process holds: 0.09-0.12 s over a worker's
-    ~190,000 objects, three or more times a run, and far longer in a process that holds more (docs/performance.md,
-    "Garbage collections"). What dies after it was frozen is freed by reference counting, but not when it sits in
-    a reference cycle: a process that goes on to other work calls release_heap first."""
+    ~190,000 objects, three or more times a run, and far longer in a process that holds more
+    (docs/performance.md, "Garbage collections and validation batches"). What dies after it was frozen is freed
+    by reference counting, but not when it sits in a reference cycle: a process that goes on to other work calls
+    release_heap first."""
     gc.collect()
     gc.freeze()
 

@@ -11,7 +11,7 @@ Several processes opening one new store at once: the migration runs in a transac
 A store already at the newest migration is opened without importing Alembic (~0.15 s of every process's start:
 its dialects, Mako and Pygments): its version is read with one query, and the newest migration is the highest
 number among the files of migrations/versions, each of which names its revision by its number
-(tests/unit/test_store_migrations.py holds both to what Alembic itself finds). Anything else goes through
+(tests/unit/test_store_databases.py holds both to what Alembic itself finds). Anything else goes through
 Alembic."""
 from __future__ import annotations
 
