@@ -18,6 +18,7 @@ from core.runs.worker.execute import execute
 from core.training.run_control import Control
 from core.training.events import EventLog, SettingEvent, StepEvent, ValidationEvent
 from core.training.loop import train
+from core.training.steps import Stepper
 from core.training.weight_arrays import snapshot
 from tests.support.apptest import page
 from tests.support.helpers import let_pass, wait_for
@@ -232,7 +233,15 @@ def test_k_steps_per_graph_call_train_exactly_what_one_step_per_call_trains(smal
     assert len({s.step_seconds for s in one_events.of(StepEvent)[1:9]}) > 1
 
 
-def test_k_fits_the_epoch_so_that_its_only_single_step_is_the_last(small_mnist):
+def counted(calls: dict[str, int], name: str, method):
+    """method, counting its calls in calls[name]."""
+    def counting(self, *args):
+        calls[name] += 1
+        return method(self, *args)
+    return counting
+
+
+def test_k_fits_the_epoch_so_that_its_only_single_step_is_the_last(small_mnist, monkeypatch):
     """Unless set, K is chosen for the epoch's length: 1,080 images in batches of 30 are 36 steps, 35 before the
     last (a single step: it returns the gradients) are 5 calls of 7, where K = 8 would take 4 calls and leave 3
     single steps; 70 are 5 calls of 14, 64 are 4 of 16. A run too short for the K-step graph's compilation to pay
@@ -249,9 +258,14 @@ def test_k_fits_the_epoch_so_that_its_only_single_step_is_the_last(small_mnist):
     assert config.steps_per_call_for(False, 36) == 1, "72 steps: the K-step graph's compilation would not pay"
     assert config.steps_per_call_for(False, 36, compiled_ahead=True) == 7
     assert config.with_(epochs=2).steps_per_call_for(False, network_spec("mlp").k_steps_from // 2) > 1
+    calls = {"single": 0, "with gradients": 0, "K steps": 0}
+    monkeypatch.setattr(Stepper, "__call__", counted(calls, "single", Stepper.__call__))
+    monkeypatch.setattr(Stepper, "with_grads", counted(calls, "with gradients", Stepper.with_grads))
+    monkeypatch.setattr(Stepper, "multi", counted(calls, "K steps", Stepper.multi))
     short = EventLog()
     train(config, validate_mnist_dir(config.data_dir), [short])
-    assert len({s.step_seconds for s in short.of(StepEvent)}) == 72, "a short run: every step its own call"
+    assert len(short.of(StepEvent)) == 72
+    assert calls == {"single": 70, "with gradients": 2, "K steps": 0}, "a short run: every step its own call"
     events = EventLog()
     train(config.with_(steps_per_call=7), validate_mnist_dir(config.data_dir), [events])
     second = [s for s in events.of(StepEvent) if s.epoch == 2]
