@@ -24,4 +24,4 @@ cd "$here"
 # The project's own bytecode, written now (what is up to date is skipped): where PYTHONDONTWRITEBYTECODE is set,
 # as on the machines this is tested on, every process compiled each module it imports from its source again,
 # ~0.3 CPU-seconds of a training worker's start (docs/testing.md). Ignored by git (__pycache__/).
-python -m compileall -q -j 0 core ui app_pages app.py tests bench >/dev/null
+python -m compileall -q -j 0 core ui app_pages app.py tests bench  # -q: says only what does not compile
