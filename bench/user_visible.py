@@ -28,6 +28,8 @@ from pathlib import Path
 from bench.teaching_cost import train_once
 from bench.cases import PRESETS, env_for, reference_preset
 from core.config import TrainConfig
+from core.data.folders import stratified_split
+from core.data.idx import read_labels
 from core.networks import network_spec
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -63,7 +65,8 @@ def prepared_k(network: str) -> int:
     speed of the app's default run. A command line's run this short compiles no K-step graph
     (TrainConfig.steps_per_call_for), which shortens the run but not its later epochs."""
     config = TrainConfig(network=network)
-    trained = images_in(BUNDLED_TRAIN) - round(images_in(BUNDLED_TRAIN) * config.val_fraction)
+    labels = read_labels(BUNDLED_TRAIN / "train-labels-idx1-ubyte")
+    trained = len(stratified_split(labels, config.val_fraction)[0])  # the split a run makes
     return config.steps_per_call_for(False, math.ceil(trained / config.batch_size), compiled_ahead=True)
 
 

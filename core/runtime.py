@@ -89,8 +89,7 @@ def tune_gc_for_server() -> None:
     global _gc_tuned
     if _gc_tuned:
         return
-    gc.collect()
-    gc.freeze()  # what is loaded by now lives as long as the server: never scan it again
+    settle_heap()  # what is loaded by now lives as long as the server: never scan it again
     gc.set_threshold(*GC_THRESHOLDS)
     _gc_tuned = True
 

@@ -120,7 +120,7 @@ def test_train_live_reload_second_browser_evaluate_and_draw(server, browser):
     assert tick_labels(page.locator(".js-plotly-plot").first, "xtick") == [str(d) for d in range(10)]  # all ten
     expect(page.locator(".js-plotly-plot").first).to_be_visible()
 
-    page.get_by_text("Inside the network").first.click()  # the expander under the prediction
+    switch_on(page, "🔬 Inside the network")  # the toggle under the prediction
     expect(page.get_by_text("saliency (red) on the input").first).to_be_visible(timeout=60_000)
     expect(page.get_by_text("First-layer filters").first).to_be_visible()
     shot(page, "7-inside-the-network")

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from tests.support.helpers import let_pass, settle, wait_for, scroll_to
+from tests.support.helpers import let_pass, open_expander, settle, wait_for, scroll_to
 from tests.support.server import require_chromium, served_browser
 from tests.browser.test_browser import SHOTS, shot
 
@@ -311,8 +311,7 @@ def test_a_start_queued_behind_a_paused_run_says_what_it_waits_for_live_and_afte
     page = browser.new_page(viewport=ROOM, device_scale_factor=1.5)
     page.goto(url + "/train?present=1&network=mlp&hidden=32&epochs=1")
     wait_status(page, "paused")
-    settle(page)  # a click during a rerun lands on a widget that is going away, and Streamlit drops it
-    page.get_by_text("Next run", exact=True).click()
+    open_expander(page, "Next run")
     start = page.get_by_role("button", name="Start training")
     expect(start).to_be_visible()
     settle(page)

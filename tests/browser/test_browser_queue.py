@@ -7,7 +7,7 @@ import re
 import pytest
 
 from core.runs.store import RunStore
-from tests.support.helpers import nav, settle, wait_for
+from tests.support.helpers import nav, open_expander, settle, wait_for
 from tests.support.server import launch_chromium, require_chromium, start_server
 from tests.browser.test_browser import SHOTS, shot
 
@@ -70,8 +70,7 @@ def test_a_sweep_configured_in_the_browser_runs_and_shows_linked_parallel_coordi
             page = browser.new_page(viewport={"width": 1400, "height": 1100})
             page.goto(srv.url + "/configure?network=mlp&hidden=32&epochs=1")
             expect(page.get_by_text("Configuration is valid")).to_be_visible(timeout=60_000)
-            page.get_by_text("Sweep: try several settings").click()
-            settle(page)  # the expander opened (500 ms): a button it moves can miss the click
+            open_expander(page, "Sweep: try several settings")
             page.get_by_role("button", name=re.compile("Remove.*Batch size|Batch size.*remove", re.I)).first.click()
             expect(page.get_by_role("textbox", name="Values of Batch size")).to_have_count(0)
             values = page.get_by_role("textbox", name="Values of Learning rate")
@@ -119,7 +118,7 @@ def test_a_sweep_started_with_configures_defaults_completes_and_shows_importance
             page = browser.new_page(viewport={"width": 1400, "height": 1100})
             page.goto(srv.url + "/configure?network=mlp&hidden=32&epochs=1")
             expect(page.get_by_text("Configuration is valid")).to_be_visible(timeout=60_000)
-            page.get_by_text("Sweep: try several settings").click()
+            open_expander(page, "Sweep: try several settings")
             # as a person presses Start once the page has settled: a click while Configure still ran its script
             # was lost now and then (CI and here)
             expect(page.get_by_text("0: every combination of the values.")).to_be_visible(timeout=60_000)

@@ -6,7 +6,7 @@ import pytest
 
 from core.runs.store import RunStore
 from tests.browser.test_browser import SHOTS, shot
-from tests.support.helpers import settle, switch_on, wait_for
+from tests.support.helpers import open_expander, settle, switch_on, wait_for
 from tests.support.summaries import collect, half_written
 from tests.support.server import launch_chromium, require_chromium, start_server
 
@@ -18,7 +18,7 @@ from playwright.sync_api import expect, sync_playwright  # noqa: E402
 def open_summary_folder(page, url: str, folder, follow: bool = False) -> None:
     """Runs › Open a summary folder, as a person does it: type the folder, switch on following if asked, Open."""
     page.goto(url + "/runs")
-    page.get_by_text(re.compile("Open a summary folder")).click()
+    open_expander(page, "Open a summary folder")
     box = page.get_by_role("textbox", name="Summary folder on this server")
     box.fill(str(folder))
     box.press("Enter")

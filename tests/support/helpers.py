@@ -59,6 +59,25 @@ _NO_FINITE_ANIMATION = """() => document.getAnimations().every(
     a => a.playState !== "running" || a.effect === null || a.effect.getComputedTiming().iterations === Infinity)"""
 
 
+def open_expander(page, label) -> None:
+    """Open the expander whose header shows `label` (a string or a pattern) once the page has settled, clicking
+    again if a rerun lost the click (still closed after 10 s); never clicks one already open. Then settles, so its
+    opening (500 ms) no longer moves what it holds. A click while the page still ran its script was lost in CI."""
+    details = page.locator("details").filter(has=page.locator("summary").filter(has_text=label)).first
+    for _ in range(3):
+        settle(page)
+        if details.get_attribute("open") is not None:
+            break
+        details.locator("summary").first.click()
+        try:
+            expect(details).to_have_attribute("open", re.compile(".*"), timeout=10_000)
+            break
+        except AssertionError:
+            continue
+    expect(details).to_have_attribute("open", re.compile(".*"))
+    settle(page)
+
+
 def switch_on(page, label: str) -> None:
     """Turn the toggle `label` on once the page has settled, clicking again if a rerun lost the click (the toggle
     still off after 10 s); never clicks a toggle that is already on."""
