@@ -14,7 +14,7 @@ from core.app import model_service
 from core.config import TrainConfig
 from core.runs.store import RunStore
 from tests.support.canvas import SEVEN, ink, stroke
-from tests.support.helpers import let_pass, nav, settle, wait_for
+from tests.support.helpers import let_pass, nav, open_expander, settle, wait_for
 from tests.support.mirror import Server
 from tests.support.server import launch_chromium, require_chromium, start_server
 
@@ -133,9 +133,8 @@ def test_a_checkpoint_uploaded_downloaded_exported_renamed_and_deleted_on_the_ru
     url, store, browser = studio
     page = open_page(browser, url + "/runs")
     expect(heading(page, "Runs")).to_be_visible(timeout=60_000)
+    open_expander(page, "Upload a checkpoint")  # open already while the store holds no run
     uploader = page.locator('[data-testid="stFileUploaderDropzoneInput"]')
-    if not uploader.count():
-        page.get_by_text("Upload a checkpoint").first.click()
     bad = tmp_path / "notes.ckpt"
     bad.write_bytes(b"these are my notes, not a checkpoint" * 10)
     uploader.set_input_files(str(bad))
