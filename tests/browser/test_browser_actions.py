@@ -277,6 +277,7 @@ def test_the_data_pages_three_sources_a_download_cancelled_and_evaluate_on_a_fol
     page = open_page(browser, url + "/data")
     expect(page.get_by_text(re.compile(r"In use: .* · 5,000 training images")).first).to_be_visible(timeout=60_000)
 
+    settle(page)  # a click while the page still runs its script is dropped
     page.get_by_text("My MNIST folder").click()
     page.get_by_label("Folder with train/ and test/").fill(str(tmp_path / "nowhere"))
     page.get_by_role("button", name="Use this folder").click()

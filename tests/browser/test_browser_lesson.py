@@ -128,6 +128,7 @@ def test_a_lesson_on_one_projector_screen(lesson):
     # --- Start paused (in slow motion from the link's delay=): the run waits before its first step -----------
     page.goto(page.url + "&delay=0.25")
     expect(page.get_by_text("Configuration is valid")).to_be_visible(timeout=60_000)
+    settle(page)  # a click while the page still runs its script is dropped
     page.get_by_text("Start paused").click()
     link = lambda: page.evaluate("location.href")  # noqa: E731 (page.url lags behind Streamlit's replaceState)
     wait_for(lambda: "start=paused" in link(), what="the link to say start=paused", timeout=15)

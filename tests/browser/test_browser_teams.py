@@ -6,7 +6,7 @@ import pytest
 
 from core.runs.people.actions import history
 from core.runs.store import RunStore
-from tests.support.helpers import nav, wait_for
+from tests.support.helpers import nav, settle, wait_for
 from tests.support.proxy import Proxy
 from tests.support.server import launch_chromium, require_chromium, start_server
 from tests.browser.test_browser import SHOTS, shot
@@ -99,6 +99,7 @@ def test_behind_a_reverse_proxy_no_password_means_instructions_only_and_a_passwo
             expect(page.get_by_role("button", name="Start training")).to_be_visible(timeout=60_000)
 
             sign_in(page, proxies[1].url + "/data", "Ann")
+            settle(page)  # a click while the page still runs its script is dropped
             page.get_by_text("My MNIST folder").click()
             page.get_by_label("Folder with train/ and test/").fill(str(small_mnist))
             page.get_by_role("button", name="Use this folder").click()

@@ -9,7 +9,7 @@ import pytest
 from core.config import TrainConfig
 from core.runs.store import RunStore
 from core.runs.worker.execute import execute
-from tests.support.helpers import wait_for, scroll_to
+from tests.support.helpers import settle, wait_for, scroll_to
 from tests.support.server import require_chromium, served_browser
 from tests.browser.test_browser import SHOTS, shot
 
@@ -44,6 +44,7 @@ def test_the_confusion_matrix_plays_through_the_epochs_on_evaluate_and_train(lap
     last = wait_for(lambda: [x for x in titles(page) if x.startswith("Epoch 3:")], what="the last epoch's matrix",
                     timeout=30)
     assert re.fullmatch(r"Epoch 3: \d+\.\d% of the validation images read right", last[0]), last
+    settle(page)  # a click while the page still runs its script is dropped
     page.get_by_text("▶ Play").click()
     seen = set()
 
