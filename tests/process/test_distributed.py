@@ -163,6 +163,37 @@ def test_a_run_a_person_stopped_stays_stopped_when_a_rank_ends_after(store, tmp_
     assert store.get(run_id).status == "stopped"
 
 
+def test_msrun_is_ended_once_every_rank_of_this_host_has_recorded_its_end_and_exited(store):
+    """msrun's scheduler looks for ranks leaving the cluster every 5 s: once rank 0 has finished the run and every
+    rank, all of them on this host, has recorded its end and exited, the coordinator ends msrun at once. A rank
+    still training, still running, of another host, or not yet recorded keeps the 5-s grace."""
+    import subprocess
+
+    from core.runs.worker.distributed import ranks_done
+    gone = [subprocess.Popen(["true"]) for _ in range(2)]
+    for p in gone:
+        p.wait()
+    run_id = store.create_run(cfg(None), source="cli", status="running")
+
+    def rows(*ranks):
+        for rank, state, pid, host in ranks:
+            store.set_rank(run_id, rank, state=state, pid=pid, host=host)
+        return store.ranks(run_id)
+
+    assert not ranks_done(rows((0, "completed", gone[0].pid, "h")), 2, "h")  # rank 1 not recorded yet
+    assert not ranks_done(rows((1, "training", gone[1].pid, "h")), 2, "h")  # rank 1 has not recorded its end
+    assert not ranks_done(rows((1, "completed", os.getpid(), "h")), 2, "h")  # ...nor exited
+    assert ranks_done(rows((1, "completed", gone[1].pid, "h")), 2, "h")
+    assert not ranks_done(rows((1, "completed", gone[1].pid, "other")), 2, "h")  # may still be leaving the cluster
+
+
+def test_the_ranks_try_to_meet_every_second_unless_the_user_set_intervals():
+    from core.runs.worker.cluster import cluster_environment
+    env = cluster_environment({"PATH": "/bin"})
+    assert env["MS_RETRY_INTERVAL_LOWER"] == env["MS_RETRY_INTERVAL_UPPER"] == "1" and env["PATH"] == "/bin"
+    assert cluster_environment({"MS_RETRY_INTERVAL_UPPER": "9"})["MS_RETRY_INTERVAL_UPPER"] == "9"
+
+
 def test_a_port_in_use_is_refused_with_a_clear_error(store, small_mnist):
     with socket.socket() as busy:
         busy.bind(("127.0.0.1", 0))

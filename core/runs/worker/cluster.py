@@ -14,11 +14,16 @@ from core.messages import Explained
 from core.runs.store import RunStore
 
 __all__ = ["RANK_SCRIPT", "COORDINATOR_ENV", "ClusterError", "ClusterSpec", "free_port", "check_port",
-           "msrun_command", "rank_log_dir", "rank_log", "log_tail", "last_error"]
+           "msrun_command", "cluster_environment", "rank_log_dir", "rank_log", "log_tail", "last_error"]
 
 RANK_SCRIPT = PROJECT_ROOT / "core" / "runs" / "worker" / "rank.py"
 COORDINATOR_ENV = "STUDIO_COORDINATOR_PID"  # ranks stop themselves when their coordinator is gone
 ERROR_WORDS = ("Error", "error:", "Exception", "Traceback", "failed")
+# MindSpore's cluster nodes wait a random 3-5 s (its default) before they try again to reach the scheduler or to
+# gather the ranks' host names; a rank that came up before the scheduler was listening waited that long, and
+# a run's ranks met 5-8 s after importing MindSpore instead of 1.5-4 s (docs/performance.md, "Data-parallel
+# start and end"). A try is one small message: trying every second costs nothing.
+RETRY_INTERVALS = {"MS_RETRY_INTERVAL_LOWER": "1", "MS_RETRY_INTERVAL_UPPER": "1"}
 
 
 class ClusterError(Explained, RuntimeError):
@@ -96,6 +101,12 @@ def msrun_command(run_id: str, store: RunStore, workers: int, spec: ClusterSpec,
     if local < workers:
         cmd.append(f"--node_rank={spec.node_rank}")
     return cmd + [str(RANK_SCRIPT), run_id, *store.command_args()]
+
+
+def cluster_environment(env: dict[str, str]) -> dict[str, str]:
+    """msrun's environment (passed on to its scheduler and ranks): env with the cluster's retry intervals,
+    unless the user set their own."""
+    return {**RETRY_INTERVALS, **env}
 
 
 def log_tail(log: Path, lines: int = 40, max_bytes: int = 64_000) -> str:

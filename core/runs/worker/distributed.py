@@ -19,20 +19,23 @@ from pathlib import Path
 from collections.abc import Iterable
 
 from core import PROJECT_ROOT
-from core.runs.worker.cluster import (COORDINATOR_ENV, ClusterError, ClusterSpec, check_port, free_port, last_error,
-                               msrun_command, rank_log, rank_log_dir)
+from core.runs.worker.cluster import (COORDINATOR_ENV, ClusterError, ClusterSpec, check_port, cluster_environment,
+                                     free_port, last_error, msrun_command, rank_log, rank_log_dir)
 from core.runs.worker.heartbeat import Heartbeat
 from core.runs.processes import kill_tree, pid_alive
-from core.runs.rows import Run
+from core.runs.rows import RankRow, Run
 from core.runs.store import RunStore
 from core.messages import Message
 from core.runtime import child_environment
 from core.training.events import Callback, CallbackList
 
-__all__ = ["run_distributed"]
+__all__ = ["run_distributed", "ranks_done"]
 
 WATCH_EVERY_S = 0.5
-ENDED_GRACE_S = 5.0  # after rank 0 finished the run, how long msrun may take to wind the cluster down
+# After rank 0 finished the run, how long msrun may take to wind the cluster down when ranks of other hosts may
+# still be leaving it. With every rank on this host, msrun ends as soon as they have all exited: its scheduler
+# looks for leavers every 5 s, and msrun for ended ranks every second (ranks_done).
+ENDED_GRACE_S = 5.0
 DONE_STATES = ("completed", "early_stopped")
 
 
@@ -47,7 +50,7 @@ def run_distributed(store: RunStore, run_id: str, spec: ClusterSpec | None = Non
     host = socket.gethostname()
     with Heartbeat(store, run_id):  # the coordinator keeps the run alive too (start-up, graph compilation)
         try:
-            code = _watch(store, run_id, proc, logs, host, CallbackList(callbacks))
+            code = _watch(store, run, proc, logs, host, CallbackList(callbacks))
             _judge_end(store, run_id, code, logs, is_master=spec.node_rank == 0)
         except KeyboardInterrupt:  # Ctrl-C or a forced stop of the coordinator: end every rank too
             return _end_all(store, run_id, proc, host)
@@ -86,24 +89,26 @@ def _launch(store: RunStore, run: Run, spec: ClusterSpec, cmd: list[str], port: 
     store.log(run.id, f"starting {config.workers} data-parallel workers with msrun (scheduler "
                       f"{spec.master_addr}:{port}; global batch {config.batch_size} = {config.workers} × "
                       f"{config.worker_batch}); worker logs in {logs}")
-    env = child_environment(PYTHONPATH=str(PROJECT_ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""),
-                            **{COORDINATOR_ENV: str(os.getpid())}, **store.command_env())
+    env = cluster_environment(child_environment(
+        PYTHONPATH=str(PROJECT_ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""),
+        **{COORDINATOR_ENV: str(os.getpid())}, **store.command_env()))
     env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")  # msrun starts `python`
     with open(logs / "msrun.log", "ab") as out:
         return subprocess.Popen(cmd, cwd=PROJECT_ROOT, env=env, stdout=out, stderr=subprocess.STDOUT,
                                 stdin=subprocess.DEVNULL, start_new_session=True)
 
 
-def _watch(store: RunStore, run_id: str, proc, logs: Path, host: str, events: CallbackList) -> int:
+def _watch(store: RunStore, run: Run, proc, logs: Path, host: str, events: CallbackList) -> int:
     """Until msrun ends: pass new epochs on to the callbacks, end msrun once rank 0 has finished the run,
     and end everything when a rank dies. Returns msrun's exit code."""
-    printed, ended_at = 0, None
+    run_id, printed, ended_at = run.id, 0, None
     while proc.poll() is None:
         time.sleep(WATCH_EVERY_S)
         current = store.get(run_id)
         if current is None or not current.active:  # rank 0 has finished the run (or it was deleted)
             ended_at = ended_at or time.monotonic()
-            if time.monotonic() - ended_at > ENDED_GRACE_S:  # msrun and its scheduler linger: end them
+            if (ranks_done(store.ranks(run_id), run.config.workers, host)
+                    or time.monotonic() - ended_at > ENDED_GRACE_S):  # msrun and its scheduler linger: end them
                 kill_tree(proc.pid, _local_pids(store, run_id, host))
                 break
         if events.callbacks:
@@ -146,6 +151,12 @@ def _end_all(store: RunStore, run_id: str, proc, host: str) -> str:
     if current is not None and current.active:
         store.finish(run_id, "stopped", Message("coordinator_interrupted"))
     return "stopped"
+
+
+def ranks_done(rows: list[RankRow], workers: int, host: str) -> bool:
+    """Whether every rank of the run is of this host, has recorded its end and has exited: then msrun and its
+    scheduler have nothing left to wait for. A rank of another host may still be leaving the cluster."""
+    return len(rows) == workers and all(r.host == host and not r.alive_state and not pid_alive(r.pid) for r in rows)
 
 
 def _local_pids(store: RunStore, run_id: str, host: str) -> list[int]:
