@@ -59,40 +59,38 @@ _NO_FINITE_ANIMATION = """() => document.getAnimations().every(
     a => a.playState !== "running" || a.effect === null || a.effect.getComputedTiming().iterations === Infinity)"""
 
 
-def open_expander(page, label) -> None:
-    """Open the expander whose header shows `label` (a string or a pattern) once the page has settled, clicking
-    again if a rerun lost the click (still closed after 10 s); never clicks one already open. Then settles, so its
-    opening (500 ms) no longer moves what it holds. A click while the page still ran its script was lost in CI."""
-    details = page.locator("details").filter(has=page.locator("summary").filter(has_text=label)).first
+def _click_until(page, done, click, confirm) -> None:
+    """Once the page has settled, click() unless done(); confirm(timeout_ms) checks that the click took. A rerun
+    can lose a click (one made while the page still ran its script lands on a widget that is going away): then
+    click again, three times at most, and confirm once more with Playwright's own time-out."""
     for _ in range(3):
         settle(page)
-        if details.get_attribute("open") is not None:
-            break
-        details.locator("summary").first.click()
+        if done():
+            return
+        click()
         try:
-            expect(details).to_have_attribute("open", re.compile(".*"), timeout=10_000)
-            break
+            confirm(10_000)
+            return
         except AssertionError:
             continue
-    expect(details).to_have_attribute("open", re.compile(".*"))
+    confirm(None)
+
+
+def open_expander(page, label) -> None:
+    """Open the expander whose header shows `label` (a string or a pattern); never clicks one already open. Then
+    settles, so its opening (500 ms) no longer moves what it holds."""
+    details = page.locator("details").filter(has=page.locator("summary").filter(has_text=label)).first
+    _click_until(page, lambda: details.get_attribute("open") is not None, details.locator("summary").first.click,
+                 lambda ms: expect(details).to_have_attribute("open", re.compile(".*"), timeout=ms))
     settle(page)
 
 
 def switch_on(page, label: str) -> None:
-    """Turn the toggle `label` on once the page has settled, clicking again if a rerun lost the click (the toggle
-    still off after 10 s); never clicks a toggle that is already on."""
+    """Turn the toggle `label` on; never clicks a toggle that is already on."""
     toggle = page.get_by_role("switch", name=label, exact=True)
-    for _ in range(3):
-        settle(page)
-        if toggle.is_checked():
-            return
-        page.locator("label").filter(has=toggle).click()  # the toggle's own label: the text may be elsewhere too
-        try:
-            expect(toggle).to_be_checked(timeout=10_000)
-            return
-        except AssertionError:
-            continue
-    expect(toggle).to_be_checked()
+    _click_until(page, toggle.is_checked,
+                 page.locator("label").filter(has=toggle).click,  # the toggle's own label: the text may be elsewhere too
+                 lambda ms: expect(toggle).to_be_checked(timeout=ms))
 
 
 def nav(page, title: str) -> None:

@@ -107,9 +107,9 @@ def _watch(store: RunStore, run: Run, proc, logs: Path, host: str, events: Callb
         current = store.get(run_id)
         if current is None or not current.active:  # rank 0 has finished the run (or it was deleted)
             ended_at = ended_at or time.monotonic()
-            if (ranks_done(store.ranks(run_id), run.config.workers, host)
-                    or time.monotonic() - ended_at > ENDED_GRACE_S):  # msrun and its scheduler linger: end them
-                kill_tree(proc.pid, _local_pids(store, run_id, host))
+            rows = store.ranks(run_id)
+            if ranks_done(rows, run.config.workers, host) or time.monotonic() - ended_at > ENDED_GRACE_S:
+                kill_tree(proc.pid, [r.pid for r in rows if r.host == host and r.pid])  # msrun and its scheduler
                 break
         if events.callbacks:
             epochs = store.epochs(run_id)
