@@ -223,3 +223,15 @@ def test_every_chart_leaves_its_tick_labels_unchecked_against_the_edge(with_run)
             assert axes and all(a.get("ticklabeloverflow") == "allow" for a in axes), (name, axes)
             checked[name] = checked.get(name, 0) + 1
     assert checked == {"data": 2, "train": 1, "evaluate": 1}, checked
+
+
+def test_the_train_pages_log_is_plain_text_without_the_code_highlighter(with_run):
+    """The log is shown as text: st.code makes the browser fetch and evaluate a 1.5 MB syntax highlighter on every
+    Train page it opens, which held a Start's first step back (docs/performance.md, "Start → first live step")."""
+    store, run_id = with_run
+    store.log(run_id, "epoch 1: train loss 0.5  <b>not markup</b>")
+    at = page("train")
+    assert not at.exception, [e.value for e in at.exception]
+    assert [t.value for t in at.text if "epoch 1: train loss 0.5  <b>not markup</b>" in t.value], \
+        [t.value for t in at.text]
+    assert not [c.value for c in at.code if "epoch 1" in c.value]
