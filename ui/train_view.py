@@ -173,16 +173,16 @@ def draw_body(store: RunStore, view: RunView, options: CurveOptions) -> None:
     if not run.active:
         _outcome(store, run)
     with st.expander(t("train.log"), expanded=run.active):
-        log_box(view.log or t("train.empty_log"))
+        log_box(view.log)
 
 
 def log_box(text: str) -> None:
-    """A log's lines as plain text in a box. Not st.code: its syntax highlighter is a 1.5 MB
-    script that the browser fetches and evaluates when a page first shows one (0.3-0.6 s of a loaded
-    machine's main thread), and the Train page that Start opens showed the first step only after it
+    """A log's lines as plain text in a box (saying so when it has none). Not st.code: its syntax highlighter
+    is a 1.5 MB script that the browser fetches and evaluates when a page first shows one (0.3-0.6 s of a
+    loaded machine's main thread), and the Train page that Start opens showed the first step only after it
     (docs/performance.md, "Start → first live step")."""
     with st.container(border=True):
-        st.text(text)
+        st.text(text or t("train.empty_log"))
 
 
 def curve_options() -> CurveOptions:
@@ -295,4 +295,4 @@ def _ranks(store: RunStore, run: Run) -> None:
     # A toggle, not an expander: an expander's body runs (and would read the log) on every poll.
     if st.toggle(t("train.worker_logs"), key=f"worker_logs_{run.id}"):
         rank = st.selectbox(t("train.w_rank"), [r.rank for r in rows], key=f"worker_log_{run.id}")
-        log_box(log_tail(rank_log(rank_log_dir(store, run.id), rank)) or t("train.empty_log"))
+        log_box(log_tail(rank_log(rank_log_dir(store, run.id), rank)))

@@ -109,7 +109,7 @@ def _watch(store: RunStore, run: Run, proc, logs: Path, host: str, events: Callb
             ended_at = ended_at or time.monotonic()
             rows = store.ranks(run_id)
             if ranks_done(rows, run.config.workers, host) or time.monotonic() - ended_at > ENDED_GRACE_S:
-                kill_tree(proc.pid, [r.pid for r in rows if r.host == host and r.pid])  # msrun and its scheduler
+                kill_tree(proc.pid, _local_pids(rows, host))  # msrun and its scheduler
                 break
         if events.callbacks:
             epochs = store.epochs(run_id)
@@ -143,7 +143,7 @@ def _judge_end(store: RunStore, run_id: str, code: int, logs: Path, is_master: b
 
 def _end_all(store: RunStore, run_id: str, proc, host: str) -> str:
     """The coordinator was interrupted: end msrun and this host's ranks, and record the run as stopped."""
-    kill_tree(proc.pid, _local_pids(store, run_id, host))
+    kill_tree(proc.pid, _local_pids(store.ranks(run_id), host))
     for r in store.ranks(run_id):
         if r.alive_state:
             store.set_rank(run_id, r.rank, state="stopped", message=Message("rank_ended_with_coordinator"))
@@ -159,8 +159,9 @@ def ranks_done(rows: list[RankRow], workers: int, host: str) -> bool:
     return len(rows) == workers and all(r.host == host and not r.alive_state and not pid_alive(r.pid) for r in rows)
 
 
-def _local_pids(store: RunStore, run_id: str, host: str) -> list[int]:
-    return [r.pid for r in store.ranks(run_id) if r.host == host and r.pid]
+def _local_pids(rows: list[RankRow], host: str) -> list[int]:
+    """The pids of the ranks that run on this host (kill_tree ends them with msrun)."""
+    return [r.pid for r in rows if r.host == host and r.pid]
 
 
 def _first_failed_pid(logs: Path) -> int | None:
@@ -182,14 +183,14 @@ def handle_dead_rank(store: RunStore, run_id: str, proc, logs: Path, host: str) 
         return False
     reported = [r for r in rows if r.state == "failed"]
     if reported:  # a rank failed with its own error (rank 0 also records it); the dead ones were collateral
-        kill_tree(proc.pid, [r.pid for r in rows if r.host == host and r.pid])
+        kill_tree(proc.pid, _local_pids(rows, host))
         _fail_reported(store, run_id, reported[0], dead)
         return True
     first = _first_failed_pid(logs)
     died = next((d for d in dead if d.pid == first), dead[0])
     why = last_error(rank_log(logs, died.rank))
     store.set_rank(run_id, died.rank, state="died", message=why)
-    kill_tree(proc.pid, [r.pid for r in rows if r.host == host and r.pid])
+    kill_tree(proc.pid, _local_pids(rows, host))
     _fail_died(store, run_id, died, why)
     return True
 
