@@ -25,5 +25,5 @@ cd "$here"
 # project's __pycache__ folders (both ignored by git), also where PYTHONDONTWRITEBYTECODE is set, as on the
 # machines this is tested on: without it every process compiled each module it imports from its source again
 # (`import mindspore, streamlit` 4.95 s against 2.1 s). Compiling all of .venv ahead took 25 s of the set-up (47
-# CPU-seconds for ~16,000 modules); the tests import ~3,400 of them (docs/testing.md).
+# CPU-seconds for ~16,000 modules); a whole ./test.sh writes ~6,500 (docs/testing.md).
 unset PYTHONDONTWRITEBYTECODE
