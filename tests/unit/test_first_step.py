@@ -5,11 +5,15 @@ from __future__ import annotations
 import threading
 import time
 
+import pytest
 import streamlit as st
 
 from core.config import TrainConfig
 from core.runs.rows import Request, Status
 from ui.first_step import FIRST_STEP_WAIT_S, await_first_step
+
+# Each test times a wait or a thread against a clock (pytest.ini's `deadline`): ./test.sh runs them in phase 1.
+pytestmark = pytest.mark.deadline
 
 
 def running_run(store, **fields) -> str:

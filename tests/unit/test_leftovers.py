@@ -6,9 +6,13 @@ import subprocess
 import sys
 
 import psutil
+import pytest
 
 from tests.support.helpers import wait_for
 from tests.support.leftovers import end_processes_naming
+
+# Each test waits for processes against a clock (pytest.ini's `deadline`): ./test.sh runs them in phase 1.
+pytestmark = pytest.mark.deadline
 
 # a parent naming a folder (argv[1]), which starts a child that names nothing; both wait until a signal ends them
 PARENT = ("import signal, subprocess, sys; subprocess.Popen([sys.executable, '-c', 'import signal; signal.pause()']);"

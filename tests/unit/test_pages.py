@@ -45,6 +45,7 @@ def test_the_sweep_form_says_what_zero_settings_to_try_means(store):
 
 
 @pytest.mark.store_on_disk  # it starts a worker process, which opens the store
+@pytest.mark.deadline  # the worker's first steps within 60 s
 def test_start_creates_a_run_and_stop_stops_it(store, small_mnist):
     at = page("train")
     at.session_state["config"] = TrainConfig(network="mlp", mode="pynative", epochs=100, batch_size=16,

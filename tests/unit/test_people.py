@@ -94,6 +94,7 @@ def _me() -> str:
     return getpass.getuser()
 
 
+@pytest.mark.deadline  # a 2-s lockout checked before and after it runs out
 def test_fifty_parallel_wrong_passwords_are_throttled_across_sessions_and_the_right_one_gets_in_after():
     throttle = Throttle(free=5, window_s=60, lockout_s=2.0, spacing_s=0.05)
     checked, verdicts, lock = [], [], threading.Lock()

@@ -10,6 +10,9 @@ from core.config import TrainConfig
 from ui.format import run_choices
 from ui.live import SharedView
 
+# Views age and threads wait against a clock here (pytest.ini's `deadline`): ./test.sh runs these in phase 1.
+pytestmark = pytest.mark.deadline
+
 
 def test_a_shared_view_is_built_once_for_every_viewer_while_fresh():
     view, builds = SharedView(max_age_s=0.2), []
