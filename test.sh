@@ -39,7 +39,8 @@ unit_log="$(mktemp -t studio-unit-XXXXXX)"
 setsid nice -n 19 bash -c '[ ! -w /proc/self/autogroup ] || echo 19 > /proc/self/autogroup
   exec python -m pytest -q -m "unit and not deadline" tests/unit' >"$unit_log" 2>&1 &
 unit_pid=$!
-trap 'kill -- "-$unit_pid" 2>/dev/null; rm -rf "${shared_caches[@]}" "$unit_log"' EXIT
+# On the way out (an interrupt, too) the unit group ends with the rest; one that has ended leaves no group behind.
+trap 'if kill -0 -- "-$unit_pid" 2>/dev/null; then kill -- "-$unit_pid"; fi; rm -rf "${shared_caches[@]}" "$unit_log"' EXIT
 status=0
 python -m pytest -q -n 2 --dist loadfile -m "process or deadline" tests/unit tests/process || status=$?
 python -m pytest -q -n 2 --dist loadfile tests/browser tests/reliability || status=$?
