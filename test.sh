@@ -21,8 +21,7 @@ fi
 # the machine with one other such test at a time, never with the process group's training. The unit group runs
 # beside both phases in one more process at the lowest priority: the phases leave ~10 % of the cores idle while
 # their tests wait for servers, browsers and runs, and the unit tests (~100 CPU-seconds, all CPU) take only that,
-# instead of adding their time to phase 1. Its tests that wait against a clock (marked `deadline`) run in phase 1;
-# the process group's modules that are pure CPU in one process (marked `unhurried`) run with it.
+# instead of adding their time to phase 1. Its tests that wait against a clock (marked `deadline`) run in phase 1.
 # One cache of the C++ operators and one of the drawn-looking digits for both phases: each phase's pytest would
 # otherwise make its own (tests/conftest.py; its workers share their controller's), and build the operators again
 # with g++, ~10 CPU-seconds. Both caches are written atomically.
@@ -36,18 +35,16 @@ for cache in STUDIO_KERNEL_CACHE STUDIO_DATA_CACHE; do
 done
 # Lowest priority: nice 19, in a session of its own whose autogroup is niced too (where Linux shares the cores
 # between sessions first, as on these machines, a process's own nice counts only inside its session).
-# The C++ operators are built first, at normal priority: a process that finds them missing builds them while the
-# others wait (core/kernels/library.py), and a build at the lowest priority would hold them all up.
 unit_log="$(mktemp -t studio-unit-XXXXXX)"
-(python -m core.cli.kernels && exec setsid nice -n 19 bash -c '[ ! -w /proc/self/autogroup ] || echo 19 > /proc/self/autogroup
-  exec python -m pytest -q -m "(unit and not deadline) or unhurried" tests/unit tests/process') >"$unit_log" 2>&1 &
+setsid nice -n 19 bash -c '[ ! -w /proc/self/autogroup ] || echo 19 > /proc/self/autogroup
+  exec python -m pytest -q -m "unit and not deadline" tests/unit' >"$unit_log" 2>&1 &
 unit_pid=$!
 # On the way out (an interrupt, too) the unit group ends with the rest; one that has ended leaves no group behind.
 trap 'if kill -0 -- "-$unit_pid" 2>/dev/null; then kill -- "-$unit_pid"; fi; rm -rf "${shared_caches[@]}" "$unit_log"' EXIT
 status=0
-python -m pytest -q -n 2 --dist loadfile -m "(process and not unhurried) or deadline" tests/unit tests/process || status=$?
+python -m pytest -q -n 2 --dist loadfile -m "process or deadline" tests/unit tests/process || status=$?
 python -m pytest -q -n 2 --dist loadfile tests/browser tests/reliability || status=$?
-echo "The unit group and the unhurried process modules (beside both phases, at the lowest priority):"
+echo "The unit group (beside both phases, at the lowest priority):"
 unit_status=0
 wait "$unit_pid" || unit_status=$?
 cat "$unit_log"

@@ -3,7 +3,6 @@ and a run with it trains; drawn-looking digits: three quarters of the training i
 drawing, made once and cached, and a run with them trains."""
 import mindspore.dataset as ds
 import numpy as np
-import pytest
 
 from core.config import TrainConfig, parse_fields
 from core.data.drawn_look import SHARE, drawn_look_folder, drawn_look_ready, redrawn
@@ -11,9 +10,6 @@ from core.data.folders import load_arrays, validate_mnist_dir
 from core.data.pipeline import create_dataset
 from core.training.events import EventLog, LogEvent, StepEvent
 from core.training.loop import train
-
-# Pure CPU in this one process, no clock (pytest.ini's `unhurried`): ./test.sh runs it with the unit group.
-pytestmark = pytest.mark.unhurried
 
 
 def first_batch(folder, augment, seed=0):

@@ -18,9 +18,6 @@ from core.runs.worker.execute import execute
 from core.runs.people.handwriting import HandwritingSet
 from core.training.events import EventLog, StepEvent
 
-# Pure CPU in this one process, no clock (pytest.ini's `unhurried`): ./test.sh runs it with the unit group.
-pytestmark = pytest.mark.unhurried
-
 
 def test_drawings_are_kept_listed_deleted_and_exported_as_mnist_idx(store):
     mine = HandwritingSet(store)

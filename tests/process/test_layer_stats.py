@@ -13,9 +13,6 @@ from core.training.events import Callback, EventLog, LayersEvent
 from core.training.weight_arrays import snapshot
 from tests.support.apptest import page
 
-# Pure CPU in this one process, no clock (pytest.ini's `unhurried`): ./test.sh runs it with the unit group.
-pytestmark = pytest.mark.unhurried
-
 
 @pytest.fixture(scope="module")
 def folder(small_mnist):

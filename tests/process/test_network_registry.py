@@ -17,9 +17,6 @@ from core.model.network_build import count_parameters, network_for, summarize
 from core.networks import network_spec
 from tests.support.apptest import page
 
-# Pure CPU in this one process, no clock (pytest.ini's `unhurried`): ./test.sh runs it with the unit group.
-pytestmark = pytest.mark.unhurried
-
 ROOT = Path(__file__).resolve().parents[2]
 
 

@@ -13,9 +13,6 @@ from core.training.events import EventLog, PhaseEvent, StepEvent
 from core.training.loop import train
 from core.training.weight_arrays import snapshot
 
-# Pure CPU in this one process, no clock (pytest.ini's `unhurried`): ./test.sh runs it with the unit group.
-pytestmark = pytest.mark.unhurried
-
 
 @pytest.fixture(autouse=True)
 def nothing_prepared():

@@ -94,18 +94,3 @@ def test_every_unit_test_that_waits_against_a_clock_is_marked_deadline():
               "def test_d(): assert 1\n")
     assert unmarked_waits(sample) == ["test_a", "test_b"]
     assert unmarked_waits("import pytest\npytestmark = pytest.mark.deadline\ndef test_e(): let_pass(1)\n") == []
-
-
-def test_an_unhurried_process_module_has_no_clock_and_starts_no_process():
-    """`unhurried` process modules run with the unit group at the lowest priority: nothing in them may wait
-    against a clock, start a process (it would be as slow) or build what other processes wait for."""
-    marked = [p for p in sorted((PROJECT_ROOT / "tests" / "process").glob("test_*.py"))
-              if "pytest.mark.unhurried" in p.read_text()]
-    assert len(marked) >= 5, marked
-    for path in marked:
-        source = path.read_text()
-        tree = ast.parse(source)
-        clocks = set().union(*(clock_calls(f) for f in ast.walk(tree) if isinstance(f, ast.FunctionDef)))
-        assert clocks == set(), f"{path.name} calls {clocks}: leave it in phase 1 (no `unhurried`)"
-        starts = [w for w in ("subprocess", "cli(", "start_server", "RunQueue") if w in source]
-        assert starts == [], f"{path.name} uses {starts}: leave it in phase 1 (no `unhurried`)"
