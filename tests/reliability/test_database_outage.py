@@ -3,9 +3,12 @@ it and goes on, every step is recorded and the run completes; the app's pages sa
 traceback, while it is down and work again once it is back; the app does not take the silent worker for dead."""
 from __future__ import annotations
 
+import threading
 import time
 
 import pytest
+from sqlalchemy import event
+from sqlalchemy.exc import OperationalError
 
 from core.config import TrainConfig
 from core.runs.launch import launcher
@@ -62,3 +65,44 @@ def test_a_run_rides_out_a_database_restart_and_records_every_step(own_postgres,
         "every step is recorded, none lost in the outage"
     at = page("train")
     assert not at.exception and not at.error, "the pages work again by themselves"
+
+
+class _StopTheServerBefore:
+    """A cursor event that stops the real server just before the first statement that starts with `prefix` is
+    sent (the statement meets the connection the shutdown closed) and starts it again in a thread."""
+
+    def __init__(self, server, prefix: str):
+        self.server, self.prefix, self.restart = server, prefix, None
+
+    def __call__(self, conn, cursor, statement, parameters, context, executemany):
+        if self.restart is None and statement.lstrip().startswith(self.prefix):
+            self.server.halt()
+            self.restart = threading.Thread(target=self.server.start_again)
+            self.restart.start()
+
+    def done(self) -> None:
+        if self.restart is not None:
+            self.restart.join()
+
+
+def _steps_with_the_server_stopped_under_them(store: RunStore, server, run_id: str, step: int) -> None:
+    stop = _StopTheServerBefore(server, "INSERT INTO steps")
+    event.listen(store.db.engine, "before_cursor_execute", stop)
+    try:
+        store.add_steps(run_id, [(step, 1, 0.5, 0.1 * step)], step=step)
+    finally:
+        event.remove(store.db.engine, "before_cursor_execute", stop)
+        stop.done()
+    assert stop.restart is not None, "the server was stopped under the statement"
+
+
+def test_a_transaction_under_way_when_the_server_stops_is_made_again_once_it_is_back(own_postgres, tmp_path):
+    store = RunStore(tmp_path / "store", own_postgres.new_database())
+    run_id = store.create_run(TrainConfig(network="mlp", epochs=1), status="running")
+    with pytest.raises(OperationalError, match="closed|terminat"):  # a page's store: the error at once, to say it
+        _steps_with_the_server_stopped_under_them(store, own_postgres, run_id, step=1)
+    assert store.steps(run_id) == [], "the transaction was rolled back"
+    store.ride_out_outages(60.0)  # a training process's store
+    _steps_with_the_server_stopped_under_them(store, own_postgres, run_id, step=1)
+    assert [(s.step, s.count) for s in store.steps(run_id)] == [(1, 1)] and store.get(run_id).step == 1
+    assert store.db.recovered_at is not None, "a heartbeat nobody could write meanwhile is not read as a dead worker"

@@ -10,6 +10,8 @@ SQLite's BEGIN IMMEDIATE (one writer per file), PostgreSQL's transaction-scoped 
 from __future__ import annotations
 
 import fcntl
+import functools
+import inspect
 import logging
 import os
 import sqlite3
@@ -17,19 +19,20 @@ import time
 import zlib
 from contextlib import contextmanager
 from pathlib import Path
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import TypeVar
 
 from sqlalchemy import Connection, Engine, create_engine, event, text
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import make_url
 from sqlalchemy.pool import QueuePool
-from sqlalchemy.exc import ArgumentError, NoSuchModuleError, OperationalError
+from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError, OperationalError
 from sqlalchemy.exc import DatabaseError as SQLAlchemyDatabaseError
 
 from core.messages import Explained
 
 __all__ = ["DATABASE_URL_ENV", "Database", "DatabaseError", "database_url_setting", "sqlite_url", "memory_url",
-           "shown_url", "dispose", "WORKER_PATIENCE_S"]
+           "shown_url", "dispose", "outlasting_disconnects", "WORKER_PATIENCE_S"]
 
 DATABASE_URL_ENV = "STUDIO_DATABASE_URL"
 BUSY_TIMEOUT_MS = 30_000
@@ -39,6 +42,7 @@ BROKEN = ("file is not a database", "database disk image is malformed", "no such
 CONNECT_TIMEOUT_S = 10
 WORKER_PATIENCE_S = 120.0  # a training process waits this long for its database to come back (a restart)
 _LOG = logging.getLogger(__name__)  # no handler configured: Python prints warnings to stderr (the run's log)
+T = TypeVar("T")
 
 
 class DatabaseError(Explained, OSError):
@@ -296,6 +300,22 @@ class Database:
                 _LOG.warning("the run store's database %s is back", shown_url(self.url))
             return conn
 
+    def again_after_disconnect(self, attempt: Callable[[], T]) -> T:
+        """attempt(), made again while the server drops the connection under it, for up to patience_s (0: the
+        error at once). A server that stops while a statement is under way (a restart) closes the connection and
+        rolls its transaction back; the next attempt's connection waits for the server (_connect). attempt must be
+        one that may be made twice: the server may have committed a transaction whose answer never arrived."""
+        deadline = time.monotonic() + self.patience_s
+        while True:
+            try:
+                return attempt()
+            except DBAPIError as e:
+                if not e.connection_invalidated or time.monotonic() >= deadline:
+                    raise
+                _unreachable.add(self.url)  # noted as back (recovered_at) once a connection is made again
+                _LOG.warning("the run store's database %s closed the connection during a statement (%s): "
+                             "making the transaction again", shown_url(self.url), _first_line(e))
+
     def upsert(self, table, keys: tuple[str, ...]):
         """An INSERT that replaces the row with the same keys, to execute with the rows as its parameters
         (`conn.execute(db.upsert(table, keys), rows)`): one statement whatever the number of rows, which SQLAlchemy
@@ -313,6 +333,27 @@ class Database:
         if self.dialect == "sqlite":
             return sqlite.insert(table).prefix_with("OR IGNORE").values(row)
         return postgresql.insert(table).values(row).on_conflict_do_nothing(index_elements=list(keys))
+
+
+def outlasting_disconnects(cls: type[T]) -> type[T]:
+    """Make every public method of cls (a store: its database is `self.db`) again as a whole when the server
+    drops the connection under it while its Database rides out outages (patience_s > 0, a training process):
+    Database.again_after_disconnect. Each of the store's methods is a transaction or a few, whose writes are
+    upserts and updates to a value, so one made twice leaves what one made once does (a log line excepted)."""
+    for name in dir(cls):
+        method = inspect.getattr_static(cls, name)
+        if not name.startswith("_") and inspect.isfunction(method):
+            setattr(cls, name, _made_again_after_disconnect(method))
+    return cls
+
+
+def _made_again_after_disconnect(method):
+    @functools.wraps(method)
+    def made(self, *args, **kwargs):
+        if self.db.patience_s <= 0:  # a page: the error at once, to say it
+            return method(self, *args, **kwargs)
+        return self.db.again_after_disconnect(lambda: method(self, *args, **kwargs))
+    return made
 
 
 def _first_line(e: Exception) -> str:

@@ -29,7 +29,7 @@ from core.runs.store.artifacts import Artifacts
 from core.runs.store.class_records import ClassRecords
 from core.runs.store.convert import to_run
 from core.runs.store.database import (DATABASE_URL_ENV, WORKER_PATIENCE_S, Database, database_url_setting,
-                                     dispose, memory_url, shown_url, sqlite_url)
+                                     dispose, memory_url, outlasting_disconnects, shown_url, sqlite_url)
 from core.runs.store.live_requests import LiveRequests
 from core.runs.store.metric_records import MetricRecords
 from core.runs.store.queue_records import QueueRecords
@@ -81,6 +81,7 @@ def default_data_dir() -> Path:
     return Path(os.environ.get(DATA_DIR_ENV) or PROJECT_ROOT / "runs").expanduser().resolve()
 
 
+@outlasting_disconnects
 class RunStore(MetricRecords, LiveRequests, QueueRecords, TeamRecords, ClassRecords, RunRecords, Artifacts,
                ServerSettings):
     """root: the store's folder (checkpoints, logs; the SQLite file when no database URL is given).
