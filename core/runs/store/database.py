@@ -338,8 +338,9 @@ class Database:
 def outlasting_disconnects(cls: type[T]) -> type[T]:
     """Make every public method of cls (a store: its database is `self.db`) again as a whole when the server
     drops the connection under it while its Database rides out outages (patience_s > 0, a training process):
-    Database.again_after_disconnect. Each of the store's methods is a transaction or a few, whose writes are
-    upserts and updates to a value, so one made twice leaves what one made once does (a log line excepted)."""
+    Database.again_after_disconnect. A method is made twice only when the server went away during its COMMIT
+    (before that, the server rolled the transaction back). Most of a worker's writes are upserts and updates to a
+    value, which leave what one did; an inserted row (a log line, a run) may then be written twice."""
     for name in dir(cls):
         method = inspect.getattr_static(cls, name)
         if not name.startswith("_") and inspect.isfunction(method):
