@@ -106,3 +106,6 @@ def test_a_transaction_under_way_when_the_server_stops_is_made_again_once_it_is_
     _steps_with_the_server_stopped_under_them(store, own_postgres, run_id, step=1)
     assert [(s.step, s.count) for s in store.steps(run_id)] == [(1, 1)] and store.get(run_id).step == 1
     assert store.db.recovered_at is not None, "a heartbeat nobody could write meanwhile is not read as a dead worker"
+    with pytest.raises(OperationalError, match="closed|terminat"), store.exclusive("sweeps"):
+        _steps_with_the_server_stopped_under_them(store, own_postgres, run_id, step=2)  # the lock went with it
+    assert [s.step for s in store.steps(run_id)] == [1], "nothing the lock guarded went on without it"

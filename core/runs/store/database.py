@@ -107,6 +107,7 @@ class Database:
     nobody could write meanwhile is not read as a dead worker."""
 
     patience_s: float = 0.0
+    _holding = 0  # held() blocks open in this process: a server that went away took their lock with it
 
     def __init__(self, url: str, lock_dir: Path | None = None):
         self.url = url
@@ -232,11 +233,12 @@ class Database:
             with self._connection() as conn:
                 conn.execute(text("SELECT pg_advisory_lock(:k)"), {"k": _lock_key(name)})
                 conn.commit()
+                self._holding += 1
                 try:
                     yield
                 finally:
-                    conn.execute(text("SELECT pg_advisory_unlock(:k)"), {"k": _lock_key(name)})
-                    conn.commit()
+                    self._holding -= 1
+                    _unlock(conn, name)
             return
         if self.lock_dir is None:
             raise RuntimeError("a SQLite store's locks need its folder (Database(url, lock_dir=...))")
@@ -304,13 +306,14 @@ class Database:
         """attempt(), made again while the server drops the connection under it, for up to patience_s (0: the
         error at once). A server that stops while a statement is under way (a restart) closes the connection and
         rolls its transaction back; the next attempt's connection waits for the server (_connect). attempt must be
-        one that may be made twice: the server may have committed a transaction whose answer never arrived."""
+        one that may be made twice: the server may have committed a transaction whose answer never arrived. Not
+        inside held(): the lock ended with the server's connection, and what it guarded must not go on without it."""
         deadline = time.monotonic() + self.patience_s
         while True:
             try:
                 return attempt()
             except DBAPIError as e:
-                if not e.connection_invalidated or time.monotonic() >= deadline:
+                if not e.connection_invalidated or time.monotonic() >= deadline or self._holding:
                     raise
                 _unreachable.add(self.url)  # noted as back (recovered_at) once a connection is made again
                 _LOG.warning("the run store's database %s closed the connection during a statement (%s): "
@@ -333,6 +336,16 @@ class Database:
         if self.dialect == "sqlite":
             return sqlite.insert(table).prefix_with("OR IGNORE").values(row)
         return postgresql.insert(table).values(row).on_conflict_do_nothing(index_elements=list(keys))
+
+
+def _unlock(conn: Connection, name: str) -> None:
+    try:
+        conn.execute(text("SELECT pg_advisory_unlock(:k)"), {"k": _lock_key(name)})
+        conn.commit()
+    except DBAPIError as e:
+        if not e.connection_invalidated:
+            raise
+        _LOG.warning("the lock %r ended with its connection to the database (%s)", name, _first_line(e))
 
 
 def outlasting_disconnects(cls: type[T]) -> type[T]:
