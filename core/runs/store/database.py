@@ -15,6 +15,7 @@ import inspect
 import logging
 import os
 import sqlite3
+import threading
 import time
 import zlib
 from contextlib import contextmanager
@@ -107,11 +108,11 @@ class Database:
     nobody could write meanwhile is not read as a dead worker."""
 
     patience_s: float = 0.0
-    _holding = 0  # held() blocks open in this process: a server that went away took their lock with it
 
     def __init__(self, url: str, lock_dir: Path | None = None):
         self.url = url
         self.lock_dir = lock_dir  # SQLite: held() takes a file lock here (one host, as SQLite itself)
+        self._held = threading.local()  # .count: held() blocks open in this thread (a restart ends their locks)
         if url not in _engines:
             _engines[url] = self._engine(url)
             if _in_memory(_engines[url].url):
@@ -233,11 +234,11 @@ class Database:
             with self._connection() as conn:
                 conn.execute(text("SELECT pg_advisory_lock(:k)"), {"k": _lock_key(name)})
                 conn.commit()
-                self._holding += 1
+                self._held.count = self._holding + 1
                 try:
                     yield
                 finally:
-                    self._holding -= 1
+                    self._held.count -= 1
                     _unlock(conn, name)
             return
         if self.lock_dir is None:
@@ -301,6 +302,10 @@ class Database:
                 _recovered[self.url] = time.time()
                 _LOG.warning("the run store's database %s is back", shown_url(self.url))
             return conn
+
+    @property
+    def _holding(self) -> int:
+        return getattr(self._held, "count", 0)
 
     def again_after_disconnect(self, attempt: Callable[[], T]) -> T:
         """attempt(), made again while the server drops the connection under it, for up to patience_s (0: the
