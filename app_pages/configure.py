@@ -9,7 +9,7 @@ from ui.config_form import ConfigForm, config_from_url, layer_table, replace_con
 from ui.identity import current_person
 from ui.language import t
 from ui.live_knobs import changes_text
-from ui.network_view import network_diagram, shape_buttons
+from ui.network_view import network_picture, shape_buttons
 from ui.schedule_view import schedule_chart
 from ui.sweep_view import sweep_form
 from ui.session import get_config, get_store, set_config
@@ -108,7 +108,7 @@ with sweep_section:
 table = layer_table(config.network, config.hidden)
 st.subheader(t("configure.layers", network=literal(config.shape_label)))
 picture, numbers = st.columns([1, 1])
-picture.plotly_chart(network_diagram(config), width="stretch", key="diagram", config={"staticPlot": True})
+picture.markdown(network_picture(config), unsafe_allow_html=True)
 numbers.metric(t("configure.trainable_params"), f"{table['parameters'].sum():,}")
 numbers.dataframe(table, hide_index=True, width="stretch",  # parameters with thousands separators
                   column_config={**{c: t(f"configure.col_{c.replace(' ', '_')}") for c in table.columns},

@@ -2,19 +2,28 @@
 removed, units per layer halved or doubled, the diagram and the parameter count following every click."""
 from __future__ import annotations
 
-import plotly.graph_objects as go
+from html import escape
+
 import streamlit as st
 
 from core.config import DEFAULT_HIDDEN, MAX_HIDDEN_LAYERS, MAX_UNITS, TrainConfig
 from core.networks import DiagramLayer, network_spec
 from ui.language import t
-from ui.present import for_room
+from ui.present import CHART_FONT, presenting
 from ui.session import set_config
 
-__all__ = ["shape_buttons", "network_diagram"]
+__all__ = ["shape_buttons", "network_picture"]
 
 NEW_LAYER_UNITS = 64
 DOTS_SHOWN = 8  # units drawn per layer; a larger layer shows its count under the dots
+HEIGHT, ROOM_HEIGHT = 300, 380  # px: on a screen, and presenting to a room
+FONT = 12  # px of the layer names (CHART_FONT when presenting)
+MARGIN = 5  # px above and below
+WIDE_NAMES_UP_TO = 4  # layers whose names fit on one line each
+LABEL_GAP = 14  # px between the lowest dots and the labels
+DOT_RADIUS = 8  # px
+HIDDEN_COLOR, END_COLOR = "#2f80ed", "#f2994a"  # hidden layers; the input and the output
+EDGE_COLOR = "rgba(128,128,128,0.35)"
 
 
 def _reshape(config: TrainConfig, hidden: tuple[int, ...]) -> None:
@@ -62,26 +71,40 @@ def _layers(config: TrainConfig) -> list[tuple[str, int]]:
     return [(_name(layer), layer.units) for layer in network_spec(config.network).diagram(config)]
 
 
-def network_diagram(config: TrainConfig) -> go.Figure:
-    """Layers as columns of units (at most DOTS_SHOWN drawn each), every drawn unit joined to the next layer's."""
+def network_picture(config: TrainConfig) -> str:
+    """Layers as columns of units (at most DOTS_SHOWN drawn each), every drawn unit joined to the next layer's, as
+    an SVG for st.markdown's HTML (st.html's sanitizer removes SVG). As a Plotly chart it cost the browser ~1
+    CPU-second more on every load of Configure, ~2 on a browser's first (Plotly's 3.5 MB bundle evaluated, a plot
+    laid out; docs/performance.md, "Configure's network picture"). Columns sit at fractions of the width (SVG's
+    percent lengths): the picture fills its column at any width, its dots round."""
     layers = _layers(config)
-    fig = go.Figure()
-    ys = [[(j - (min(n, DOTS_SHOWN) - 1) / 2) for j in range(min(n, DOTS_SHOWN))] for _, n in layers]
-    edge_x, edge_y = [], []
-    for x, (a, b) in enumerate(zip(ys, ys[1:], strict=False)):
-        for ya in a:
-            for yb in b:
-                edge_x += [x, x + 1, None]
-                edge_y += [ya, yb, None]
-    fig.add_trace(go.Scatter(x=edge_x, y=edge_y, mode="lines", line=dict(width=0.6, color="rgba(128,128,128,0.35)"),
-                             hoverinfo="skip", showlegend=False))
-    for x, ((name, n), y) in enumerate(zip(layers, ys, strict=False)):
-        fig.add_trace(go.Scatter(x=[x] * len(y), y=y, mode="markers", showlegend=False, hovertext=f"{name}: {n:,}",
-                                 hoverinfo="text",
-                                 marker=dict(size=16, color="#2f80ed" if 0 < x < len(layers) - 1 else "#f2994a")))
-        fig.add_annotation(x=x, y=-DOTS_SHOWN / 2 - 0.4, text="<br>".join((name, f"{n:,}")), showarrow=False,
-                           yanchor="top")
-    fig.update_xaxes(visible=False, range=[-0.6, len(layers) - 0.4])
-    fig.update_yaxes(visible=False, range=[-DOTS_SHOWN / 2 - 2.2, DOTS_SHOWN / 2 + 0.2])
-    fig.update_layout(height=300, margin=dict(l=5, r=5, t=5, b=5))
-    return for_room(fig, height=380)
+    height = ROOM_HEIGHT if presenting() else HEIGHT
+    font = CHART_FONT if presenting() else FONT
+    line_height = round(font * 1.25)
+    # each column's label: its name (in two lines where columns are narrow: "block" over "8@28×28") and its size
+    labels = [[*(name.split(" ", 1) if len(layers) > WIDE_NAMES_UP_TO else [name]), f"{n:,}"] for name, n in layers]
+    dots_top = MARGIN + DOT_RADIUS
+    dots_bottom = height - MARGIN - font - line_height * (max(map(len, labels)) - 1) - LABEL_GAP
+    half_span = (DOTS_SHOWN - 1) / 2  # a full column's dots are at rows -half_span..half_span
+
+    def x(i: float) -> str:  # columns spread over the width, half a column's margin at each side
+        return f"{100 * (i + 0.6) / len(layers):.2f}%"
+
+    def y(row: float) -> float:
+        return round(dots_top + (half_span - row) / (2 * half_span) * (dots_bottom - dots_top), 1)
+
+    rows = [[j - (min(n, DOTS_SHOWN) - 1) / 2 for j in range(min(n, DOTS_SHOWN))] for _, n in layers]
+    edges = [f'<line x1="{x(i)}" y1="{y(a)}" x2="{x(i + 1)}" y2="{y(b)}"/>'
+             for i, (left, right) in enumerate(zip(rows, rows[1:], strict=False)) for a in left for b in right]
+    parts = [f'<g stroke="{EDGE_COLOR}" stroke-width="0.6">{"".join(edges)}</g>']
+    for i, (column, lines) in enumerate(zip(rows, labels, strict=False)):
+        color = HIDDEN_COLOR if 0 < i < len(layers) - 1 else END_COLOR
+        parts += [f'<circle cx="{x(i)}" cy="{y(row)}" r="{DOT_RADIUS}" fill="{color}"/>' for row in column]
+        # the spaces between the lines keep a name whole for find-in-page and screen readers
+        tspans = " ".join(f'<tspan x="{x(i)}"{f" dy={line_height}" if k else ""}>{escape(text)}</tspan>'
+                          for k, text in enumerate(lines))
+        parts.append(f'<text y="{dots_bottom + LABEL_GAP + font}" text-anchor="middle" font-size="{font}" '
+                     f'fill="currentColor">{tspans}</text>')
+    label = ", ".join(f"{name} {n:,}" for name, n in layers)
+    return (f'<div><svg class="network-picture" width="100%" height="{height}" role="img" aria-label="{escape(label)}" '
+            f'xmlns="http://www.w3.org/2000/svg">{"".join(parts)}</svg></div>')

@@ -31,6 +31,8 @@ def test_resnet_is_chosen_drawn_trained_and_read_in_the_browser(tmp_path):
             expect(page.get_by_role("heading", name="ResNet-8 layers")).to_be_visible(timeout=60_000)
             expect(page.get_by_text("ResidualBlock", exact=True).first).to_be_attached()  # the layer table (a canvas grid)
             expect(page.get_by_text("block 32@7×7").first).to_be_visible()  # the picture's columns
+            expect(page.locator("svg.network-picture circle")).to_have_count(7 * 8)  # 7 columns of 8 dots
+            assert page.locator('[data-testid="stPlotlyChart"]').count() == 0, "Configure loads no Plotly"
             assert "network=resnet" in page.url
             assert page.get_by_role("button", name="−").count() == 0, "ResNet-8 has no MLP shape buttons"
             shot(page, "network-1-resnet-configure")

@@ -16,6 +16,7 @@ from core.model.export_check import predict_exported
 from core.model.network_build import count_parameters, network_for, summarize
 from core.networks import network_spec
 from tests.support.apptest import page
+from ui.network_view import DOTS_SHOWN
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -102,7 +103,10 @@ def test_configure_offers_the_network_and_draws_it(store, network):
     at = page("configure", {"network": network})
     assert not at.exception, [e.value for e in at.exception]
     assert next(s for s in at.selectbox if s.key == "cfg_network").value == network
-    assert at.get("plotly_chart"), "the network picture"
+    picture = next(m.value for m in at.markdown if "network-picture" in m.value)  # an SVG: no Plotly to load
+    columns = network_spec(network).diagram(TrainConfig(network=network))
+    assert picture.count("<circle") == sum(min(c.units, DOTS_SHOWN) for c in columns), "a dot per unit drawn"
+    assert all(f">{c.units:,}</tspan>" in picture for c in columns), "each column's size under it"
     assert any(m.label == "Trainable parameters" and int(m.value.replace(",", "")) > 0 for m in at.metric)
     hidden_shown = any((ti.key or "").startswith("cfg_hidden") for ti in at.text_input)
     assert hidden_shown == ("hidden" in network_spec(network).shape_fields)
