@@ -48,5 +48,5 @@ except DatabaseError as e:  # the store's database gone, broken or unreachable: 
     store_error = e
     say_store_down(e)
 finally:  # after the first page's run (a page may stop or switch): MindSpore loads in the background, once
-    if store_error is None:
+    if store_error is None and model_service.preload_wanted():
         model_service.preload(get_store())

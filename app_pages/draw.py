@@ -6,7 +6,7 @@ import streamlit as st
 from streamlit_drawable_canvas import st_canvas  # only here: it fails to import outside a Streamlit runtime
 
 from core.app import model_service
-from core.model.checkpoint import CheckpointError
+from core.model.checkpoint_error import CheckpointError
 from core.data.drawing import DrawingError, readings
 from ui.canvas_toolbar import show_canvas_toolbar
 from ui.charts import DIGITS, digit_axis

@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from core.model.checkpoint import CheckpointError
+from core.model.checkpoint_error import CheckpointError
 from core.data.folders import validate_mnist_dir
 from core.data.idx import DataError
 from core.app import model_service

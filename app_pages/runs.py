@@ -6,7 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from core.app import model_service
-from core.model.checkpoint import CheckpointError
+from core.model.checkpoint_error import CheckpointError
 from core.runs.store import RunBusy
 from ui.export_view import export_panel
 from ui.queue_view import queue_panel

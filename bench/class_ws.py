@@ -242,7 +242,7 @@ def main(argv=None) -> int:
     from core.runs.store import RunStore
     from core.runs.worker.execute import execute
     from tests.support.helpers import wait_for
-    from tests.support.server import start_server
+    from tests.support.server import AS_DEPLOYED, start_server
     from ui.identity import COOKIE
 
     root = Path(tempfile.mkdtemp(prefix="class-ws-"))
@@ -250,7 +250,7 @@ def main(argv=None) -> int:
     run_id = store.create_run(TrainConfig(network="mlp", epochs=1, data_dir=args.data_dir), name="model", source="cli")
     assert execute(store, run_id) == "completed"
     Lesson(store).open(LOCAL, store.existing(run_id), asked=7)
-    server = start_server(root, extra_env={"STUDIO_PASSWORD": PASSWORD})
+    server = start_server(root, extra_env={"STUDIO_PASSWORD": PASSWORD, **AS_DEPLOYED})
     try:
         key = signing_key(store.server_secret(), PASSWORD)
         token = secrets.token_urlsafe(24)

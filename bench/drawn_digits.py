@@ -76,14 +76,14 @@ def draw(args) -> int:
     from core.runs.store import RunStore
     from tests.support.canvas import ink, settled_box
     from tests.support.helpers import wait_for
-    from tests.support.server import CHROMIUM, CHROMIUM_ARGS, start_server
+    from tests.support.server import AS_DEPLOYED, CHROMIUM, CHROMIUM_ARGS, start_server
 
     images, labels = test_digits(args.digits, args.first)
     rng = np.random.default_rng(args.seed)
     root = Path(tempfile.mkdtemp(prefix="drawn-"))
     store = RunStore(root)
     store.rename(model_service.import_checkpoint(store, Path(args.checkpoint).read_bytes(), "model.ckpt"), "drawn")
-    server = start_server(root)
+    server = start_server(root, extra_env=AS_DEPLOYED)
     kept, meta, page_reads, redrawn = [], [], [], 0
     started = time.perf_counter()
     try:

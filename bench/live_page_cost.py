@@ -26,7 +26,7 @@ sys.path.insert(0, str(ROOT))
 from bench.load_test import cpu_of  # noqa: E402
 from bench.record import save, stamp  # noqa: E402
 from core.runs.processes import process_tree  # noqa: E402
-from tests.support.server import CHROMIUM, CHROMIUM_ARGS, start_server  # noqa: E402
+from tests.support.server import AS_DEPLOYED, CHROMIUM, CHROMIUM_ARGS, start_server  # noqa: E402
 
 
 def one_round(browser_path: str, seconds: float) -> dict:
@@ -35,7 +35,7 @@ def one_round(browser_path: str, seconds: float) -> dict:
     from core.runs.launch import launcher
     from core.runs.store import RunStore
     root = Path(tempfile.mkdtemp(prefix="live-page-"))
-    server, store = start_server(root), RunStore(root)
+    server, store = start_server(root, extra_env=AS_DEPLOYED), RunStore(root)
     run_id = launcher.start(store, TrainConfig(network="mlp", hidden=(64, 64), epochs=200))
     try:
         with sync_playwright() as p:

@@ -37,7 +37,7 @@ from core import PROJECT_ROOT
 from core.runs.run_queue import RunQueue
 from core.runs.store import RunStore
 from tests.support.helpers import cli, wait_for
-from tests.support.server import CHROMIUM, CHROMIUM_ARGS, start_server
+from tests.support.server import AS_DEPLOYED, CHROMIUM, CHROMIUM_ARGS, start_server
 
 STROKE_EVERY_S = 2.0  # per drawing session: a person draws a stroke, looks, draws the next
 
@@ -304,7 +304,7 @@ def main(argv=None) -> int:
     window = max(args.seconds / 2, 20.0)
     print("baseline: training with no browser attached…", flush=True)
     baseline = training_rate(store, config, window)
-    server = start_server(store.root, extra_env={"STUDIO_WARM_WORKERS": "1"})  # the server as deployed
+    server = start_server(store.root, extra_env={"STUDIO_WARM_WORKERS": "1", **AS_DEPLOYED})  # the server as deployed
     try:
         idle = training_rate(store, config, window)  # server up, nobody connected
         print(f"load: {args.sessions} browser sessions for {args.seconds:.0f} s…", flush=True)

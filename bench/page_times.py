@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.record import save, stamp  # noqa: E402
-from tests.support.server import CHROMIUM, CHROMIUM_ARGS, start_server  # noqa: E402
+from tests.support.server import AS_DEPLOYED, CHROMIUM, CHROMIUM_ARGS, start_server  # noqa: E402
 from ui.navigation import PAGES  # noqa: E402
 
 COMPLETE_JS = """url => {
@@ -65,7 +65,7 @@ def open_page(page, url: str, title: str) -> float:
 
 def one_server(browser, root: Path, settle_s: float) -> list[dict]:
     from ui.language import t  # deferred: after sys.path has the project
-    server, rows = start_server(root), []
+    server, rows = start_server(root, extra_env=AS_DEPLOYED), []
     try:
         page = browser.new_page(viewport={"width": 1400, "height": 900})
         started = time.perf_counter()

@@ -26,10 +26,10 @@ def main() -> None:
 
 def cold_start() -> dict:
     from bench.ws_client import SessionStats, watch_page
-    from tests.support.server import start_server
+    from tests.support.server import AS_DEPLOYED, start_server
     store = Path(tempfile.mkdtemp()) / "store"
     t = time.perf_counter()
-    server = start_server(store)
+    server = start_server(store, extra_env=AS_DEPLOYED)
     healthy = time.perf_counter() - t
     stats = SessionStats()
 

@@ -38,7 +38,7 @@ from core.runs.store import RunStore  # noqa: E402
 from core.runs.store.local_postgres import PostgresServer  # noqa: E402
 from tests.support.helpers import wait_for  # noqa: E402
 from tests.support.nginx import start_nginx  # noqa: E402
-from tests.support.server import start_server  # noqa: E402
+from tests.support.server import AS_DEPLOYED, start_server  # noqa: E402
 
 def window(store: RunStore, run_id: str, url: str | None, viewers: int, seconds: float, pids: list[int]) -> dict:
     """One measuring window: the viewers (none: the training alone) for `seconds`."""
@@ -75,7 +75,7 @@ def main(argv=None) -> int:
     servers, nginx = [], None
     try:
         url = pg.new_database()
-        env = {"STUDIO_DATABASE_URL": url, "STUDIO_WARM_WORKERS": "0"}
+        env = {"STUDIO_DATABASE_URL": url, "STUDIO_WARM_WORKERS": "0", **AS_DEPLOYED}
         servers = [start_server(tmp / f"app{i}", extra_env=env) for i in (1, 2)]
         nginx, nginx_url = start_nginx(tmp / "nginx", [s.url for s in servers], forwarded=False,
                                        balance="hash $remote_port")

@@ -34,7 +34,7 @@ from core.runs.store import RunStore  # noqa: E402
 from core.runs.launch.warm_pool import log_path  # noqa: E402
 from core.cli.warm_worker import READY  # noqa: E402
 from ui.first_step import FIRST_STEP_SENT  # noqa: E402
-from tests.support.server import CHROMIUM, CHROMIUM_ARGS, start_server  # noqa: E402
+from tests.support.server import AS_DEPLOYED, CHROMIUM, CHROMIUM_ARGS, start_server  # noqa: E402
 
 
 WARM_UP_S = 3.0  # after both warm workers said they are ready
@@ -137,7 +137,7 @@ def warm_workers_ready(store: RunStore, started: dict[str, int]) -> None:
 def one_server(browser, warm: bool, rep: int) -> list[dict]:
     """A fresh server and store (with or without warm workers), a Start of each network on it."""
     root = Path(tempfile.mkdtemp(prefix="start-latency-"))
-    server, store, rows = start_server(root, extra_env={"STUDIO_WARM_WORKERS": "1" if warm else "0"}), RunStore(root), []
+    server, store, rows = start_server(root, extra_env={"STUDIO_WARM_WORKERS": "1" if warm else "0", **AS_DEPLOYED}), RunStore(root), []
     try:
         page = browser.new_page(viewport={"width": 1400, "height": 900})
         frames = Frames(page)

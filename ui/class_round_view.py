@@ -16,7 +16,7 @@ from core.app import model_service
 from core.app.html_report import LessonPart, html_report
 from core.data.idx import DataError
 from core.messages import Explained
-from core.model.checkpoint import CheckpointError
+from core.model.checkpoint_error import CheckpointError
 from core.runs.people import finetune
 from core.runs.people.class_round import (ClassDrawing, Lesson, Reading, Round, class_scores, counts, readings,
                                           split, teach)

@@ -9,7 +9,7 @@ import streamlit as st
 from core.app import model_service
 from core.data.idx import DataError
 from core.data.folders import load_arrays, validate_mnist_dir
-from core.model.checkpoint import CheckpointError
+from core.model.checkpoint_error import CheckpointError
 from core.model.export import FORMATS, ModelFormat, predict_script
 from core.runs.people.finetune import evaluation_split
 from core.runs.rows import Run

@@ -12,7 +12,7 @@ import streamlit as st
 from core.app import model_service
 from core.data.idx import DataError
 from core.messages import Explained
-from core.model.checkpoint import CheckpointError
+from core.model.checkpoint_error import CheckpointError
 from core.runs.people import finetune
 from core.runs.people.handwriting import HandwritingSet
 from core.runs.rows import Run

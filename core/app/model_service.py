@@ -42,6 +42,13 @@ def _ensure_mode() -> None:
 
 _preloading: threading.Thread | None = None
 _preload_cpu_s = 0.0  # the preload thread's CPU time, recorded when it ends
+PRELOAD_ENV = "STUDIO_PRELOAD"
+
+
+def preload_wanted() -> bool:
+    """Whether the app preloads MindSpore after a server's first page (STUDIO_PRELOAD=0: not; the first page that
+    needs it then loads it, as on a host short of memory, or a test server that never predicts)."""
+    return os.environ.get(PRELOAD_ENV, "1").strip() != "0"
 
 
 def preload(store: RunStore) -> threading.Thread:

@@ -11,7 +11,7 @@ import mindspore.nn as nn
 import numpy as np
 
 from core.config import ConfigError, NETWORKS, TrainConfig
-from core.messages import Explained
+from core.model.checkpoint_error import CheckpointError
 from core.model.network_build import network_for
 from core.networks import network_spec
 
@@ -20,10 +20,6 @@ META_KEY = "studio_meta"
 # LeNet-5 is ~0.25 MB, the MLP ~2.7 MB. In bytes as Streamlit counts server.maxUploadSize (1 MB = 10^6 bytes),
 # so that the app's limit, Streamlit's and the label's "50 MB" are one and the same.
 MAX_CHECKPOINT_BYTES = 50_000_000
-
-
-class CheckpointError(Explained, ValueError):
-    """A checkpoint that cannot be used; the message says why and what to do."""
 
 
 @dataclass
