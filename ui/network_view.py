@@ -73,9 +73,9 @@ def _layers(config: TrainConfig) -> list[tuple[str, int]]:
 
 def network_picture(config: TrainConfig) -> str:
     """Layers as columns of units (at most DOTS_SHOWN drawn each), every drawn unit joined to the next layer's, as
-    an SVG for st.markdown's HTML (st.html's sanitizer removes SVG). As a Plotly chart it cost the browser ~1
-    CPU-second more on every load of Configure, ~2 on a browser's first (Plotly's 3.5 MB bundle evaluated, a plot
-    laid out; docs/performance.md, "Configure's network picture"). Columns sit at fractions of the width (SVG's
+    an SVG for st.markdown's HTML (st.html's sanitizer removes SVG). Not a Plotly chart: Configure then loads no
+    Plotly: ~0.6 CPU-seconds less of the browser's per load of the page, ~1.3 on a browser's first
+    (docs/performance.md, "Configure's network picture"). Columns sit at fractions of the width (SVG's
     percent lengths): the picture fills its column at any width, its dots round."""
     layers = _layers(config)
     height = ROOM_HEIGHT if presenting() else HEIGHT

@@ -152,8 +152,8 @@ def test_imports_inside_functions_only_defer_mindspore_and_say_so():
 
 def test_no_page_or_view_loads_mindspore_when_it_is_imported():
     """MindSpore (~2 CPU-seconds and ~350 MB in the server) loads when a page first predicts or inspects, or in
-    the server's background preload (core/app/model_service.py), never because a page or a view was imported:
-    the Runs page once loaded it for an exception class (core/model/checkpoint_error.py)."""
+    the server's background preload (core/app/model_service.py), never because a page or a view was imported
+    (an exception class from core/model/checkpoint.py would load it: core/model/checkpoint_error.py)."""
     loading = sorted(n for n in mindspore_modules() if n == "app" or n.split(".")[0] in ("app_pages", "ui"))
     assert loading == [], "import these modules' MindSpore parts inside the functions that need them"
 
