@@ -1,6 +1,5 @@
 """A server loads MindSpore in the background after its first page (core/app/model_service.preload), so that the
-first Evaluate or Draw does not wait for it; STUDIO_PRELOAD=0 leaves it to the first page that needs it (the
-tests' servers run so: tests/support/server.py)."""
+first Evaluate or Draw does not wait for it; STUDIO_PRELOAD=0 leaves it to the first page that needs it."""
 import subprocess
 import sys
 from pathlib import Path
@@ -28,7 +27,7 @@ def _has_mindspore(pid: int) -> bool:
 
 def test_a_server_loads_mindspore_after_its_first_page_unless_told_not_to(tmp_path):
     preloading = start_server(tmp_path / "a", extra_env={"STUDIO_PRELOAD": "1"})  # as ./run.sh's
-    not_preloading = start_server(tmp_path / "b")  # STUDIO_PRELOAD=0
+    not_preloading = start_server(tmp_path / "b", extra_env={"STUDIO_PRELOAD": "0"})
     try:
         assert not _has_mindspore(preloading.proc.pid), "nothing loads MindSpore before the first page"
         _open_a_page(not_preloading.url)

@@ -20,7 +20,7 @@ CHROMIUM = "/usr/bin/chromium"  # Debian's Chromium, as a user runs it: what the
 # by default. On this 2-core machine it took ~10 % less CPU than CHROMIUM on tests/browser/test_browser_lesson.py
 # (docs/testing.md).
 HEADLESS_SHELL = "/usr/bin/chromium-headless-shell"
-AS_DEPLOYED = {"STUDIO_PRELOAD": "1"}  # what start_server leaves out for the tests, back on: for the benchmarks
+AS_DEPLOYED = {"STUDIO_PRELOAD": "1"}  # the benchmarks' servers: the preload on, as ./run.sh's, whatever the caller's environment
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 
@@ -54,10 +54,10 @@ def start_server(store: Path, port: int | None = None, extra_env: dict | None = 
     port = port or free_port()
     # Warm workers (two processes loading MindSpore at the server's start) are off unless a test asks for them:
     # on two cores they would slow every browser test's start; tests/process/test_warm_pool.py and the teams test
-    # cover them. So is the preload of MindSpore after the first page (1.3-1.9 CPU-seconds a server, most of whose
-    # tests never predict; a page that predicts loads it itself): tests/process/test_server_preload.py covers it.
+    # cover them. The preload of MindSpore after the first page stays on, as deployed (STUDIO_PRELOAD=0 turns it
+    # off: tests/process/test_server_preload.py).
     env = dict(os.environ, STUDIO_DATA_DIR=str(store), PYTHONPATH=str(PROJECT_ROOT), STUDIO_DISPATCH="1",
-               STUDIO_WARM_WORKERS="0", STUDIO_PRELOAD="0")
+               STUDIO_WARM_WORKERS="0")
     if token is None:
         env["STUDIO_OPEN"] = "1"
     else:
