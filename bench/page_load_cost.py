@@ -14,14 +14,11 @@ docs/performance.md ("Configure's network picture"). Results: bench/results/page
 from __future__ import annotations
 
 import argparse
-import os
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 
 import psutil
@@ -32,37 +29,18 @@ sys.path.insert(0, str(ROOT))
 from bench.load_test import cpu_of  # noqa: E402
 from bench.record import save, stamp  # noqa: E402
 from core.runs.processes import process_tree  # noqa: E402
-from tests.support.server import free_port, launch_chromium  # noqa: E402
+from tests.support.server import AS_DEPLOYED, launch_chromium, start_server  # noqa: E402
 
 PAGES = ["/configure", "/data", "/train", "/evaluate", "/draw", "/runs"]
 SETTLE_S = 4.0  # after a load: the page drawn and its charts laid out
-
-
-def _serve(code: Path, store: Path) -> tuple[subprocess.Popen, str]:
-    """The app of checkout `code` on `store`, as tests/support/server.py starts it (open, no warm workers)."""
-    port = free_port()
-    env = dict(os.environ, STUDIO_DATA_DIR=str(store), PYTHONPATH=str(code), STUDIO_OPEN="1",
-               STUDIO_WARM_WORKERS="0")
-    proc = subprocess.Popen([sys.executable, "-m", "ui.serve", "--server.port", str(port), "--server.address",
-                             "127.0.0.1", "--server.headless", "true"], cwd=code, env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 90
-    while time.monotonic() < deadline:
-        try:
-            urllib.request.urlopen(url + "/_stcore/health", timeout=2)
-            return proc, url
-        except OSError:
-            time.sleep(0.2)
-    proc.kill()
-    raise RuntimeError(f"the server of {code} did not answer in 90 s")
 
 
 def one_round(code: Path, pages: list[str]) -> dict[str, list[float]]:
     """{"<page> first"/"<page> again": [chromium_cpu_s, server_cpu_s]} for one server of `code`."""
     from playwright.sync_api import sync_playwright  # deferred: only this measurement needs Playwright
     store = Path(tempfile.mkdtemp(prefix="page-load-"))
-    proc, url = _serve(code, store)
+    server = start_server(store, extra_env=AS_DEPLOYED, code=code)
+    proc, url = server.proc, server.url
     figures: dict[str, list[float]] = {}
     try:
         with sync_playwright() as p:
@@ -80,8 +58,7 @@ def one_round(code: Path, pages: list[str]) -> dict[str, list[float]]:
                                                  round(cpu_of(process_tree(proc.pid)) - server0, 2)]
             browser.close()
     finally:
-        proc.terminate()
-        proc.wait(timeout=20)
+        server.stop()
         shutil.rmtree(store, ignore_errors=True)
     return figures
 

@@ -47,16 +47,17 @@ class Server:
 
 
 def start_server(store: Path, port: int | None = None, extra_env: dict | None = None,
-                 address: str = "127.0.0.1", token: str | None = None) -> Server:
+                 address: str = "127.0.0.1", token: str | None = None, code: Path = PROJECT_ROOT) -> Server:
     """Start the app with its run store in `store`; returns once /_stcore/health answers. With `token`, the
     server asks for its access link (as ./run.sh's does) and that is its token; without, it is a trusted
-    single-user machine's (STUDIO_OPEN=1, the pages' tests)."""
+    single-user machine's (STUDIO_OPEN=1, the pages' tests). `code`: the checkout whose app it serves
+    (bench/page_load_cost.py compares two)."""
     port = port or free_port()
     # Warm workers (two processes loading MindSpore at the server's start) are off unless a test asks for them:
     # on two cores they would slow every browser test's start; tests/process/test_warm_pool.py and the teams test
     # cover them. The preload of MindSpore after the first page stays on, as deployed (STUDIO_PRELOAD=0 turns it
     # off: tests/process/test_server_preload.py).
-    env = dict(os.environ, STUDIO_DATA_DIR=str(store), PYTHONPATH=str(PROJECT_ROOT), STUDIO_DISPATCH="1",
+    env = dict(os.environ, STUDIO_DATA_DIR=str(store), PYTHONPATH=str(code), STUDIO_DISPATCH="1",
                STUDIO_WARM_WORKERS="0")
     if token is None:
         env["STUDIO_OPEN"] = "1"
@@ -70,7 +71,7 @@ def start_server(store: Path, port: int | None = None, extra_env: dict | None = 
     with open(log_path, "wb") as log:
         proc = subprocess.Popen([sys.executable, "-m", "ui.serve", "--server.port", str(port),  # as ./run.sh
                                  "--server.address", address, "--server.headless", "true"],
-                                cwd=PROJECT_ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+                                cwd=code, env=env, stdout=log, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
     server = Server(proc, url, log_path)
     deadline = time.monotonic() + 90
