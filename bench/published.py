@@ -470,16 +470,34 @@ def pynative_account() -> list[str]:
     return rows
 
 
+def start_just_started() -> list[str]:
+    """bench/start_latency.py --just-started: the first Start on a server just started, clicked at once."""
+    data = _load("start_latency_just_started")
+    rows = [_source(data), "", "| | " + " | ".join(NETWORK[n] for n in ("lenet5", "mlp")) + " |", "|---|---|---|"]
+    figures = [("the server answers (its start)", "server_answered_after_s"),
+               ("Start → first live step on the page (from the click's pointerdown)", "click_to_first_live_step_s"),
+               ("the click → the first step done", "click_to_first_step_done_s"),
+               ("the first step done → on the page", "first_step_done_to_page_s")]
+    for name, key in figures:
+        cells = []
+        for net in ("lenet5", "mlp"):
+            values = sorted(r[key] for r in data["rows"] if r["network"] == net and r.get(key) is not None)
+            cells.append(f"median {values[len(values) // 2]:.2f} s ({values[0]:.2f}–{values[-1]:.2f})" if values
+                         else "–")
+        rows.append(f"| {name} | " + " | ".join(cells) + " |")
+    return rows
+
+
 TABLES: dict[str, Callable[[], list[str]]] = {
     "accuracy": accuracy, "step-variants": step_variants, "augmentation": augmentation,
     "distributed": distributed, "user-visible": user_visible, "page-times": page_times, "best-5k": best_5k,
     "finetune-cost": finetune_cost, "predict-latency": predict_latency, "load": load,
-    "start-latency": start_latency, "store-backends": store_backends,
+    "start-latency": start_latency, "start-just-started": start_just_started, "store-backends": store_backends,
     "server-cost": server_cost, "remote-paths": remote_paths, "queue-latency": queue_latency,
     "profile-step": profile_step, "mlp-matmuls": mlp_matmuls, "loop-breakdown": loop_breakdown,
     "calls-per-epoch": calls_per_epoch, "summary-scale": summary_scale, "class-ws": class_ws,
     "class-cost": class_cost, "drawn-digits": drawn_digits, "pynative-account": pynative_account}
-FILES = {"queue-latency": ["queue.json", "queue-postgresql.json"], "remote-paths": ["remote_paths.json"], "server-cost": ["server_cost.json"], "store-backends": ["store_backends.json"], "start-latency": ["start_latency.json"], "load": ["load_viewers.json", "load.json"], "predict-latency": ["predict_latency.json"], "best-5k": ["best_5k.json"], "finetune-cost": ["finetune_cost.json"], "accuracy": ["accuracy.json"], "step-variants": ["step_variants.json"], "augmentation": ["augmentation.json"],
+FILES = {"queue-latency": ["queue.json", "queue-postgresql.json"], "remote-paths": ["remote_paths.json"], "server-cost": ["server_cost.json"], "store-backends": ["store_backends.json"], "start-latency": ["start_latency.json"], "start-just-started": ["start_latency_just_started.json"], "load": ["load_viewers.json", "load.json"], "predict-latency": ["predict_latency.json"], "best-5k": ["best_5k.json"], "finetune-cost": ["finetune_cost.json"], "accuracy": ["accuracy.json"], "step-variants": ["step_variants.json"], "augmentation": ["augmentation.json"],
          "distributed": ["distributed-lenet5.json", "distributed-mlp.json"], "user-visible": ["user_visible.json"],
          "page-times": ["page_times.json"], "profile-step": ["profile_step.json"],
          "mlp-matmuls": ["mlp_matmuls.json"], "loop-breakdown": ["loop_breakdown.json"],

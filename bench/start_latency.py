@@ -162,15 +162,42 @@ def one_server(browser, warm: bool, rep: int) -> list[dict]:
     return rows
 
 
+def just_started(browser, network: str, rep: int, code: Path = ROOT) -> dict:
+    """The first Start on a server just started as deployed (warm workers and the preload on): Configure opened
+    as soon as the server answers, Start clicked as soon as the page is complete. `code`: the checkout served."""
+    root = Path(tempfile.mkdtemp(prefix="start-latency-"))
+    began = time.time()
+    server = start_server(root, extra_env={"STUDIO_WARM_WORKERS": "1", **AS_DEPLOYED}, code=code)
+    try:
+        page = browser.new_page(viewport={"width": 1400, "height": 900})
+        answered = time.time()
+        row = one_start(page, Frames(page), server.url, RunStore(root), network, server.log)
+        page.close()
+    finally:
+        server.stop()
+    return row | {"server": "just started", "server_answered_after_s": round(answered - began, 2),
+                  "run_of_setting": rep + 1, "warm_workers": True, "code": str(code)}
+
+
 def main(argv: list[str] | None = None) -> dict:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--reps", type=int, default=2)
+    ap.add_argument("--just-started", action="store_true",
+                    help="only the first Start on a server just started (bench/results/start_latency_just_started.json)")
+    ap.add_argument("--code", nargs="+", type=Path, default=[ROOT],
+                    help="with --just-started: checkouts to serve in turn, interleaved (a worktree of another commit)")
     args = ap.parse_args(argv)
     from playwright.sync_api import sync_playwright
     rows = []
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         for rep in range(args.reps):
+            if args.just_started:
+                for network in ("lenet5", "mlp"):
+                    for code in args.code:
+                        rows.append(just_started(browser, network, rep, code.resolve()))
+                        print(json.dumps(rows[-1]), flush=True)
+                continue
             for warm in (False, True):  # interleaved: a server without warm workers, then one with them
                 rows += one_server(browser, warm, rep)
         browser.close()
@@ -178,7 +205,7 @@ def main(argv: list[str] | None = None) -> dict:
            "date": time.strftime("%Y-%m-%d %H:%M %Z"), "machine": f"{platform.machine()}, {os.cpu_count()} cores",
            "python": platform.python_version(), "versions": {p: version(p) for p in ("mindspore", "streamlit")},
            "rows": rows}
-    path = ROOT / "bench" / "results" / "start_latency.json"
+    path = ROOT / "bench" / "results" / ("start_latency_just_started.json" if args.just_started else "start_latency.json")
     path.write_text(json.dumps(out, indent=2) + "\n")
     print(f"written: {path}")
 
