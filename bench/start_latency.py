@@ -89,12 +89,14 @@ def server_wrote_at(server_log: str, run_id: str) -> float | None:
     return float(found.group(1)) if found else None
 
 
-def one_start(page, frames: Frames, url: str, store: RunStore, network: str, server_log) -> dict:
-    page.goto(f"{url}/configure?network={network}&epochs=2")
+def one_start(page, frames: Frames, url: str, store: RunStore, network: str, server_log, settings: str = "",
+              think_s: float = 0.0) -> dict:
+    page.goto(f"{url}/configure?network={network}&epochs=2" + (f"&{settings}" if settings else ""))
     page.get_by_text("Configuration is valid").wait_for(timeout=60_000)
     # Then the page complete, as a user sees it before reaching for the button: clicked while the page still
     # ran, the click waited for that run and then a whole new one (1.2-3.2 s of the figure, before 2026-11-30).
     page.wait_for_function(COMPLETE_JS, arg="configure", timeout=60_000, polling=20)
+    time.sleep(think_s)  # --think-s: a user reading the settings chosen before reaching for Start
     page.evaluate(WATCH_JS)
     called = time.time()
     page.get_by_role("button", name="Start training").click()
@@ -134,10 +136,11 @@ def warm_workers_ready(store: RunStore, started: dict[str, int]) -> None:
     time.sleep(WARM_UP_S)
 
 
-def one_server(browser, warm: bool, rep: int) -> list[dict]:
+def one_server(browser, warm: bool, rep: int, code: Path = ROOT, settings: str = "", think_s: float = 0.0) -> list[dict]:
     """A fresh server and store (with or without warm workers), a Start of each network on it."""
     root = Path(tempfile.mkdtemp(prefix="start-latency-"))
-    server, store, rows = start_server(root, extra_env={"STUDIO_WARM_WORKERS": "1" if warm else "0", **AS_DEPLOYED}), RunStore(root), []
+    server = start_server(root, extra_env={"STUDIO_WARM_WORKERS": "1" if warm else "0", **AS_DEPLOYED}, code=code)
+    store, rows = RunStore(root), []
     try:
         page = browser.new_page(viewport={"width": 1400, "height": 900})
         frames = Frames(page)
@@ -153,7 +156,8 @@ def one_server(browser, warm: bool, rep: int) -> list[dict]:
             if warm:
                 warm_workers_ready(store, started)
             started[network] += 1
-            row = one_start(page, frames, server.url, store, network, server.log) | {"run_of_setting": rep + 1, "warm_workers": warm}
+            row = one_start(page, frames, server.url, store, network, server.log, settings, think_s) | {
+                "run_of_setting": rep + 1, "warm_workers": warm, "settings": settings, "code": str(code)}
             rows.append(row)
             print(json.dumps(row), flush=True)
         page.close()
@@ -185,7 +189,10 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--just-started", action="store_true",
                     help="only the first Start on a server just started (bench/results/start_latency_just_started.json)")
     ap.add_argument("--code", nargs="+", type=Path, default=[ROOT],
-                    help="with --just-started: checkouts to serve in turn, interleaved (a worktree of another commit)")
+                    help="checkouts to serve in turn, interleaved (a worktree of another commit)")
+    ap.add_argument("--settings", default="", help="more of Configure's URL, e.g. batch_size=32 (other graphs)")
+    ap.add_argument("--think-s", type=float, default=0.0, help="seconds between the page complete and the click")
+    ap.add_argument("--warm-only", action="store_true", help="only servers with warm workers")
     args = ap.parse_args(argv)
     from playwright.sync_api import sync_playwright
     rows = []
@@ -198,14 +205,17 @@ def main(argv: list[str] | None = None) -> dict:
                         rows.append(just_started(browser, network, rep, code.resolve()))
                         print(json.dumps(rows[-1]), flush=True)
                 continue
-            for warm in (False, True):  # interleaved: a server without warm workers, then one with them
-                rows += one_server(browser, warm, rep)
+            for warm in (True,) if args.warm_only else (False, True):  # interleaved: without, then with
+                for code in args.code:
+                    rows += one_server(browser, warm, rep, code.resolve(), args.settings, args.think_s)
         browser.close()
     out = {"command": "python -m bench.start_latency " + " ".join(sys.argv[1:] if argv is None else argv),
            "date": time.strftime("%Y-%m-%d %H:%M %Z"), "machine": f"{platform.machine()}, {os.cpu_count()} cores",
            "python": platform.python_version(), "versions": {p: version(p) for p in ("mindspore", "streamlit")},
            "rows": rows}
-    path = ROOT / "bench" / "results" / ("start_latency_just_started.json" if args.just_started else "start_latency.json")
+    name = ("start_latency_just_started" if args.just_started else
+            "start_latency_settings" if args.settings or args.warm_only or len(args.code) > 1 else "start_latency")
+    path = ROOT / "bench" / "results" / f"{name}.json"
     path.write_text(json.dumps(out, indent=2) + "\n")
     print(f"written: {path}")
 

@@ -9,6 +9,7 @@ import streamlit as st
 
 from core.live_settings import LEARNING_RATE
 from core.config import TrainConfig
+from core.runs.launch import launcher
 from core.runs.worker.cluster import log_tail, rank_log, rank_log_dir
 from core.runs.rows import RESUMABLE, Run
 from core.runs.run_queue import RunQueue
@@ -91,6 +92,8 @@ def start_button(store: RunStore, config: TrainConfig, disabled_by: bool = False
     if refused_here("start"):
         return False
     busy = store.active_run() is not None
+    if not busy:  # its Start finds these settings' graphs compiled (a warm worker's); not beside a run: it slows it
+        launcher.want_warm_worker(store, config)
     pace = start_pace_picker(key)
     if not st.button("▶️ " + t("train.start"), type="primary", disabled=disabled_by, key=key,
                      help=t("train.queues_when_busy") if busy else None):

@@ -5,9 +5,11 @@ to load:
     (started by core/runs/launch/warm_pool.py)
 
 It sets the MindSpore environment of NETWORK (the oneDNN cap is per network and fixed at import) and imports
-MindSpore and the trainer. Without --run (started ahead by the app server) it builds the default run's model and
-compiles its first graphs (core.training.prepared; LeNet-5 with its custom operators, core.kernels), then waits
-for a run id on stdin, and prepares again after each run; with --run it trains that run at once. It trains each
+MindSpore and the trainer. Without --run (started ahead by the app server) it builds the model of the settings a
+page shows (the default run's until a page sends others on stdin: Inbox) and compiles its first graphs
+(core.training.prepared; LeNet-5 with its custom operators, core.kernels), then waits for a run id on stdin,
+compiling again for settings sent meanwhile, and prepares again after each run; with --run it trains that run at
+once. It trains each
 run exactly as core.cli.worker does (its output then goes to the run's log). After a run that ended by itself
 (REUSABLE: completed, early-stopped, pruned, diverged) it writes `ready` to --ready-fd and waits for the next run
 id, at most --idle-s seconds (0: for ever); it exits after any other end (stopped, failed), after MAX_RUNS runs,
@@ -24,7 +26,7 @@ import time
 
 from core.config import TrainConfig
 from core.data.folders import validate_mnist_dir
-from core.runs.launch.warm_pool import log_path
+from core.runs.launch.warm_pool import PREPARE, log_path
 from core.runs.rows import Status
 from core.runs.store import RunStore
 from core.runs.worker.entry import raise_interrupt
@@ -32,6 +34,7 @@ from core.runs.store.arguments import add_store_arguments, open_store
 from core.runtime import prepare_process, release_heap
 
 READY = "warm worker ready:"  # its log says when it could take a run (bench/start_latency.py waits for it)
+COMPILED_AHEAD = "warm worker: compiled ahead for"  # its log, once a model's graphs are compiled before its run
 MAX_RUNS = 50  # then a fresh process: nothing a long life gathers (caches, fragments) builds up
 # Runs that ended by the training loop's own return: the process is as sound as before. A stopped run may have
 # been signalled, a failed one left anything behind: its worker ends.
@@ -52,10 +55,12 @@ def main(argv: list[str] | None = None) -> int:
     prepare_process(args.network)
     signal.signal(signal.SIGTERM, raise_interrupt)
     from core.runs.worker.execute import execute  # deferred: warming up is loading MindSpore and the trainer now
+    inbox = Inbox(args.network)
     if args.run is None:
-        _prepare_default_model(args.network)
+        inbox.take_waiting()  # the settings a page showed already (the pool sends them as it starts a worker)
+        _prepare_model(inbox.wanted)
     print(f"{READY} {args.network} in {time.monotonic() - began:.1f} s (pid {os.getpid()})", flush=True)
-    run_id = args.run or _next_run_id(None)
+    run_id = args.run or inbox.next_run(None)
     store = open_store(args) if run_id else None
     if store is not None:
         store.ride_out_outages()  # a database restart pauses the run instead of ending it
@@ -70,9 +75,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{READY} {args.network} again (runs trained: {served}; pid {os.getpid()})", flush=True)
         if not _say_ready(args.ready_fd):
             return 0
-        if args.run is None:  # started ahead for Start: the next default run finds its graphs compiled again (a
-            _prepare_default_model(args.network)  # run handed over meanwhile waits in stdin for this, < 1 s)
-        run_id = _next_run_id(args.idle_s or None)
+        if args.run is None:  # started ahead for Start: the next run with the page's settings finds its graphs
+            _prepare_model(inbox.wanted)  # compiled again (a run handed over meanwhile waits in stdin, < 1 s)
+        run_id = inbox.next_run(args.idle_s or None)
     return 0
 
 
@@ -92,18 +97,69 @@ def _train(store: RunStore, run_id: str, network: str, execute) -> str | None:
     return status
 
 
-def _next_run_id(timeout_s: float | None) -> str:
-    """The next line of stdin ('' at its end, or when timeout_s passed without one)."""
-    line = b""
-    while not line.endswith(b"\n"):
-        ready, _, _ = select.select([0], [], [], timeout_s)
-        if not ready:
-            return ""
-        chunk = os.read(0, 1)
-        if not chunk:
-            return ""
-        line += chunk
-    return line.decode().strip()
+class Inbox:
+    """This worker's stdin: run ids to train, one a line, and `prepare <TrainConfig JSON>` lines, the settings a
+    page shows for this network (core/runs/launch/warm_pool.py, `want`): while it waits, the worker compiles the
+    latest of them ahead, so that Start with those settings finds its graphs compiled."""
+
+    def __init__(self, network: str):
+        self.wanted = TrainConfig(network=network)
+        self._network, self._buffer = network, b""
+
+    def next_run(self, timeout_s: float | None) -> str:
+        """The next run id ('' at the end of stdin, or when timeout_s passed without one); settings sent
+        meanwhile are prepared, the latest only, whenever no other line waits."""
+        deadline = None if timeout_s is None else time.monotonic() + timeout_s
+        while True:
+            line = self._line(None if deadline is None else max(0.0, deadline - time.monotonic()))
+            if line is None:
+                return ""
+            if not line.startswith(PREPARE):
+                return line
+            self._want(line)
+            if not self._line_waiting():
+                _prepare_model(self.wanted)
+
+    def take_waiting(self) -> None:
+        """Take the settings lines already sent (at the start), up to the first run id, which stays for next_run."""
+        while self._line_waiting() and self._buffer.startswith(PREPARE.encode()):
+            line = self._line(0.0)
+            if line is not None:
+                self._want(line)
+
+    def _want(self, line: str) -> None:
+        try:
+            config = TrainConfig.from_json(line[len(PREPARE):])
+        except (ValueError, TypeError) as e:  # ConfigError is a ValueError: the pool sent what it should not
+            print(f"warm worker: ignored settings that are not a config ({e})", file=sys.stderr, flush=True)
+            return
+        if config.network == self._network:
+            self.wanted = config
+
+    def _line_waiting(self) -> bool:
+        """Whether a whole line can be read now, without waiting."""
+        while b"\n" not in self._buffer:
+            if not select.select([0], [], [], 0)[0]:
+                return False
+            chunk = os.read(0, 65536)
+            if not chunk:
+                return False
+            self._buffer += chunk
+        return True
+
+    def _line(self, timeout_s: float | None) -> str | None:
+        """The next line of stdin (None at its end, or when timeout_s passed without a whole one)."""
+        deadline = None if timeout_s is None else time.monotonic() + timeout_s
+        while b"\n" not in self._buffer:
+            wait = None if deadline is None else max(0.0, deadline - time.monotonic())
+            if not select.select([0], [], [], wait)[0]:
+                return None
+            chunk = os.read(0, 65536)
+            if not chunk:
+                return None
+            self._buffer += chunk
+        line, self._buffer = self._buffer.split(b"\n", 1)
+        return line.decode().strip()
 
 
 def _say_ready(fd: int) -> bool:
@@ -114,19 +170,25 @@ def _say_ready(fd: int) -> bool:
         return False
 
 
-def _prepare_default_model(network: str) -> None:
-    """The default run's model built and its first graphs compiled now, not after Start (the run takes it when
-    its graphs are the same: core.training.prepared); LeNet-5's custom operators built and loaded with it."""
+def _prepare_model(config: TrainConfig) -> None:
+    """config's model built and its first graphs compiled now, not after Start (a run takes it when its graphs are
+    the same: core.training.prepared); LeNet-5's custom operators built and loaded with it. Nothing is compiled
+    again for the same graphs, nor for settings a warm worker does not train (core.training.prepared.preparable)."""
     from core.training.build import prepare_data  # deferred: MindSpore, after prepare_process
-    from core.training.prepared import is_prepared, prepare  # deferred: MindSpore
-    config = TrainConfig(network=network)
-    if is_prepared(network):
-        return  # still there: the last run built its own
+    from core.training import prepared  # deferred: MindSpore
+    if not prepared.preparable(config):
+        return
     try:
         data = prepare_data(config, validate_mnist_dir(config.data_dir), None, seed=config.seed)
-        prepare(config, data.steps_per_epoch)
+        if prepared.prepared_settings(config.network) == (prepared.graph_settings(config), data.steps_per_epoch):
+            return  # still there: the last run built its own, or these settings compile the same graphs
+        prepared.discard(config.network)
+        began = time.monotonic()
+        prepared.prepare(config, data.steps_per_epoch)
+        print(f"{COMPILED_AHEAD} {config.shape_label}, batch {config.batch_size} "
+              f"({time.monotonic() - began:.1f} s)", flush=True)
     except Exception as e:  # the run still trains, on a model built when it starts (as without a warm worker)
-        print(f"warm worker: the default {network} model could not be prepared ({e}); runs build their own",
+        print(f"warm worker: the {config.shape_label} model could not be prepared ({e}); runs build their own",
               file=sys.stderr, flush=True)
 
 

@@ -25,12 +25,14 @@ from core.training.parallel import Parallel
 from core.training.resume_state import ResumeState
 from core.training.weight_arrays import restore, snapshot
 
-__all__ = ["prepare", "model_for", "graph_settings", "is_prepared"]
+__all__ = ["TAKEN", "prepare", "preparable", "model_for", "graph_settings", "is_prepared", "prepared_settings",
+           "discard"]
 
 # Settings that change what a run trains on or for how long, not its graphs (the learning rate is a Parameter the
 # step reads, set for the run; a schedule is not: it is a list of rates inside the graph).
 _OUTSIDE_THE_GRAPHS = ("epochs", "seed", "val_fraction", "early_stopping", "patience", "num_parallel_workers",
                        "data_dir", "validate_every", "augment", "drawn_look", "learning_rate")
+TAKEN = "this run trains the model compiled before it (core.training.prepared)"
 # network -> (graph settings, steps per epoch: a learning-rate schedule's graph holds every step's rate, model)
 _READY: dict[str, tuple[TrainConfig, int, Model]] = {}
 
@@ -41,6 +43,13 @@ def graph_settings(config: TrainConfig) -> TrainConfig:
     neutral = [f for f in _OUTSIDE_THE_GRAPHS if f != "learning_rate" or config.lr_schedule == "constant"]
     defaults = TrainConfig()
     return dataclasses.replace(config, **{f: getattr(defaults, f) for f in neutral})
+
+
+def preparable(config: TrainConfig) -> bool:
+    """Whether a run of config could take a prepared model (model_for): Graph mode, the Cell style, one process,
+    float32, no initial checkpoint."""
+    return (config.mode == "graph" and config.style == "cell" and config.workers <= 1 and config.amp_level == "O0"
+            and config.init_checkpoint is None)
 
 
 def prepare(config: TrainConfig, steps_per_epoch: int) -> None:
@@ -60,6 +69,17 @@ def is_prepared(network: str) -> bool:
     return network in _READY
 
 
+def prepared_settings(network: str) -> tuple[TrainConfig, int] | None:
+    """The graph settings and steps per epoch of the network's prepared model (None: none waits)."""
+    ready = _READY.get(network)
+    return (ready[0], ready[1]) if ready is not None else None
+
+
+def discard(network: str) -> None:
+    """Let the network's prepared model go (another is to be prepared in its place)."""
+    _READY.pop(network, None)
+
+
 def model_for(config: TrainConfig, resume: ResumeState | None, parallel: Parallel | None,
               steps_per_epoch: int) -> Model:
     """The prepared model when it fits this run (and no other run has taken it), else a model built now.
@@ -71,6 +91,7 @@ def model_for(config: TrainConfig, resume: ResumeState | None, parallel: Paralle
     if not fits or ready is None:
         return build_model(config, resume, parallel, steps_per_epoch)
     del _READY[config.network]
+    print(TAKEN, flush=True)  # the run's log: its first step waits for no compilation
     model = ready[2]
     restore(model.net, snapshot(training_network(config)))  # the run's seeded initial weights
     if config.lr_schedule == "constant":

@@ -7,12 +7,14 @@ in a new process trains."""
 from __future__ import annotations
 
 
-from core.cli.warm_worker import READY
+from core.cli.warm_worker import COMPILED_AHEAD, READY
 from core.config import TrainConfig
 from core.runs.launch import launcher
 from core.runs.launch.warm_pool import log_path
 from core.runs.processes import pid_alive
 from tests.support.helpers import wait_for
+
+TAKEN = "this run trains the model compiled before it"  # core.training.prepared.TAKEN (which loads MindSpore)
 
 
 def test_a_run_goes_to_the_warm_worker_of_its_network_and_a_new_one_takes_its_place(store, small_mnist, monkeypatch):
@@ -25,10 +27,16 @@ def test_a_run_goes_to_the_warm_worker_of_its_network_and_a_new_one_takes_its_pl
         wait_for(lambda: all(log_path(store, n).exists() and READY in log_path(store, n).read_text(errors="replace")
                              for n in warm), 120,
                  "the warm workers to load MindSpore, as they have long done by the time someone presses Start")
-        run_id = launcher.start(store, TrainConfig(network="mlp", hidden=(32,), epochs=1, data_dir=str(small_mnist)))
+        # Configure shows these settings (its Start button tells the pool): the mlp worker compiles them ahead.
+        config = TrainConfig(network="mlp", hidden=(32,), epochs=1, data_dir=str(small_mnist))
+        launcher.want_warm_worker(store, config)
+        wait_for(lambda: f"{COMPILED_AHEAD} MLP 784-32-10, batch 64" in log_path(store, "mlp").read_text(errors="replace"),
+                 120, "the mlp worker to compile the settings the page shows")
+        run_id = launcher.start(store, config)
         wait_for(lambda: store.get(run_id).status == "completed", 120, "the run on the warm worker")
         run = store.get(run_id)
         assert run.pid == warm["mlp"], "trained by the warm mlp worker"
+        assert TAKEN in store.log_path(run_id).read_text(), "the run trained the model compiled for its settings"
         assert any("handed to a warm worker" in line.message for line in store.logs(run_id))
         assert f"run {run_id}: completed" in store.log_path(run_id).read_text(), "its output is in the run's log"
         wait_for(lambda: pool.ready.get("mlp") is not None and pool.ready["mlp"].pid == warm["mlp"], 30,

@@ -55,6 +55,15 @@ def serve(store: RunStore) -> None:
             _serving[store.key] = dispatcher.start_thread()[1]
 
 
+def want_warm_worker(store: RunStore, config: TrainConfig) -> None:
+    """A page shows these settings: this server's waiting worker of their network compiles their graphs ahead
+    (WarmPool.want; nothing where this process keeps no workers ahead)."""
+    with _lock:
+        pool = _pools.get(store.key)
+    if pool is not None:
+        pool.want(config)
+
+
 def shutdown(store: RunStore) -> None:
     """Stop this process's dispatching for the store and let its warm workers go (tests; a server's end)."""
     with _lock:

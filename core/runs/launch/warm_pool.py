@@ -8,7 +8,9 @@ says so on its ready pipe and waits for the next run of its network, so a sweep'
 MindSpore once per process, not once per run (STUDIO_REUSE_WORKERS=0 turns that off). A worker ends after a run
 that was stopped or failed (its state is not trusted), after MAX_RUNS runs, when it has waited idle_s for another
 run, or when the pool lets it go; the server's pool then starts the next one. Each waiting process holds
-MindSpore's memory (~0.3 GB).
+MindSpore's memory (~0.3 GB). A page sends the settings it shows (`want`): the waiting worker of their network
+compiles their graphs ahead, so that Start with settings other than the defaults does not wait for MindSpore's
+compiler either.
 """
 from __future__ import annotations
 
@@ -20,15 +22,16 @@ import threading
 from pathlib import Path
 
 from core import PROJECT_ROOT
-from core.config import NETWORKS
+from core.config import NETWORKS, TrainConfig
 from core.networks import network_spec
 from core.runs.store import RunStore
 from core.runtime import child_environment
 
-__all__ = ["WarmPool", "WARM_ENV", "REUSE_ENV", "REUSED_IDLE_S", "warm_wanted", "reuse_wanted", "log_path"]
+__all__ = ["WarmPool", "WARM_ENV", "REUSE_ENV", "REUSED_IDLE_S", "PREPARE", "warm_wanted", "reuse_wanted", "log_path"]
 
 WARM_ENV = "STUDIO_WARM_WORKERS"
 REUSE_ENV = "STUDIO_REUSE_WORKERS"
+PREPARE = "prepare "  # a line into a waiting worker's stdin: "prepare " + a TrainConfig's JSON (want)
 REUSED_IDLE_S = 60.0  # a pool that starts no worker ahead lets a finished worker wait this long for another run
 
 
@@ -53,6 +56,8 @@ class WarmPool:
         self.store, self.ahead, self.idle_s = store, ahead, idle_s
         self.ready: dict[str, subprocess.Popen] = {}
         self._lock = threading.Lock()
+        self._writing = threading.Lock()  # one line at a time into a worker's stdin (pages' threads, the dispatcher)
+        self._wanted: dict[str, str] = {}  # network -> the prepare line of the settings a page showed last
         self._closed = False
 
     def fill(self) -> None:
@@ -65,19 +70,37 @@ class WarmPool:
                 if not self._closed and (proc is None or proc.poll() is not None):
                     self.ready[network] = self._start(network)
 
+    def want(self, config: TrainConfig) -> None:
+        """The settings a page shows: the waiting worker of their network compiles their graphs ahead (it compiles
+        only what differs from what it has: core/cli/warm_worker.py); a worker started or free later gets them
+        too."""
+        line = PREPARE + config.to_json()
+        with self._lock:
+            if not self.ahead or self._wanted.get(config.network) == line:
+                return
+            self._wanted[config.network] = line
+            proc = self.ready.get(config.network)
+        if proc is not None and proc.poll() is None:
+            self._send(proc, line)
+
     def take(self, network: str, run_id: str) -> subprocess.Popen | None:
         """Hand the run to the waiting worker of its network (None: there is none)."""
         with self._lock:
             proc = self.ready.pop(network, None)
         if proc is None or proc.poll() is not None:
             return None
+        return proc if self._send(proc, run_id) else None
+
+    def _send(self, proc: subprocess.Popen, line: str) -> bool:
+        """One line into the worker's stdin (False: it has gone)."""
         assert proc.stdin is not None  # started with stdin=PIPE
-        try:
-            proc.stdin.write(f"{run_id}\n".encode())
-            proc.stdin.flush()
-        except OSError:
-            return None
-        return proc
+        with self._writing:
+            try:
+                proc.stdin.write(f"{line}\n".encode())
+                proc.stdin.flush()
+            except (OSError, ValueError):  # ValueError: its stdin closed here (the pool let it go)
+                return False
+        return True
 
     def start_for(self, network: str, run_id: str) -> subprocess.Popen:
         """A new worker of this pool for the run (its output in the run's log from the start, as a fresh worker's
@@ -115,6 +138,8 @@ class WarmPool:
             os.close(write_end)
         threading.Thread(target=self._watch, args=(network, proc, read_end), daemon=True,
                          name=f"warm-{network}-{proc.pid}").start()
+        if run_id is None and (wanted := self._wanted.get(network)):
+            self._send(proc, wanted)  # read before it prepares: it prepares these settings, not the defaults'
         return proc
 
     def _watch(self, network: str, proc: subprocess.Popen, read_end: int) -> None:
@@ -138,8 +163,11 @@ class WarmPool:
             keep = not self._closed and (waiting is None or waiting.poll() is not None)
             if keep:
                 self.ready[network] = proc
+            wanted = self._wanted.get(network)
         if not keep:
             _release(proc)
+        elif wanted:
+            self._send(proc, wanted)  # a page may have shown other settings while it trained
 
 
 def _release(proc: subprocess.Popen) -> None:
