@@ -92,8 +92,8 @@ def start_button(store: RunStore, config: TrainConfig, disabled_by: bool = False
     if refused_here("start"):
         return False
     busy = store.active_run() is not None
-    if not busy:  # its Start finds these settings' graphs compiled (a warm worker's); not beside a run: it slows it
-        launcher.want_warm_worker(store, config)
+    if not busy and not disabled_by:  # its Start finds these settings' graphs compiled (a warm worker's); not
+        launcher.want_warm_worker(store, config)  # beside a run, which it would slow, nor for settings refused
     pace = start_pace_picker(key)
     if not st.button("▶️ " + t("train.start"), type="primary", disabled=disabled_by, key=key,
                      help=t("train.queues_when_busy") if busy else None):
