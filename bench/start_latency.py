@@ -11,6 +11,13 @@ core/runs/launch/warm_pool.py) and on one without, interleaved. Also split, from
 worker's start (process start, imports), the first graph call (compilation included), the training time at
 the first step, and from the first step's end (its log line) to the page showing it.
 Results: bench/results/start_latency.json (date, versions, machine).
+
+    --just-started         the first Start on a fresh server, clicked as soon as Configure is complete
+                           (bench/results/start_latency_just_started.json)
+    --warm-only --settings batch_size=32 --think-s 8
+                           Start with settings other than the defaults, clicked 8 s after the page is complete
+                           (bench/results/start_latency_settings.json)
+    --code DIR [DIR ...]   the servers of these checkouts in turn, interleaved (a worktree of another commit)
 """
 from __future__ import annotations
 
