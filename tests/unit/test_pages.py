@@ -236,3 +236,24 @@ def test_the_train_pages_log_is_plain_text_without_the_code_highlighter(with_run
     assert [t.value for t in at.text if "epoch 1: train loss 0.5  <b>not markup</b>" in t.value], \
         [t.value for t in at.text]
     assert not [c.value for c in at.code if "epoch 1" in c.value]
+
+
+def test_configure_sends_its_valid_settings_to_the_warm_worker_only_while_nothing_trains(store, monkeypatch):
+    """Configure's Start button has the server's warm worker compile the settings shown (core/runs/launch): only
+    valid ones, and not while a run trains here, whose steps that compilation would slow."""
+    from core.runs.launch import launcher
+    sent: list[TrainConfig] = []
+    monkeypatch.setattr(launcher, "want_warm_worker", lambda _store, config: sent.append(config))
+    at = page("configure", {"network": "mlp", "batch_size": "32"})
+    assert sent and sent[-1].network == "mlp" and sent[-1].batch_size == 32, sent
+    sent.clear()
+    at.text_input(key="cfg_learning_rate").input("-1").run()
+    assert not at.exception and any(b.disabled for b in at.button if "Start" in b.label), "refused settings"
+    assert not sent, "refused settings are not compiled ahead"
+    at.text_input(key="cfg_learning_rate").input("0.02").run()
+    assert sent and sent[-1].learning_rate == 0.02
+    busy = store.create_run(TrainConfig(network="mlp"), name="training", source="dashboard")
+    store.update(busy, status="running", heartbeat=__import__("time").time(), pid=__import__("os").getpid())
+    sent.clear()
+    at.text_input(key="cfg_learning_rate").input("0.03").run()
+    assert not at.exception and not sent, "nothing is compiled ahead beside a run that trains"
