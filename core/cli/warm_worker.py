@@ -146,28 +146,27 @@ class Inbox:
 
     def _line_waiting(self) -> bool:
         """Whether a whole line can be read now, without waiting."""
+        return self._fill(0.0)
+
+    def _line(self, timeout_s: float | None) -> str | None:
+        """The next line of stdin (None at its end, or when timeout_s passed without a whole one)."""
+        if not self._fill(timeout_s):
+            return None
+        line, self._buffer = self._buffer.split(b"\n", 1)
+        return line.decode().strip()
+
+    def _fill(self, timeout_s: float | None) -> bool:
+        """Read stdin until a whole line is buffered (False at its end, or when timeout_s passed first)."""
+        deadline = None if timeout_s is None else time.monotonic() + timeout_s
         while b"\n" not in self._buffer:
-            if not select.select([0], [], [], 0)[0]:
+            wait = None if deadline is None else max(0.0, deadline - time.monotonic())
+            if not select.select([0], [], [], wait)[0]:
                 return False
             chunk = os.read(0, 65536)
             if not chunk:
                 return False
             self._buffer += chunk
         return True
-
-    def _line(self, timeout_s: float | None) -> str | None:
-        """The next line of stdin (None at its end, or when timeout_s passed without a whole one)."""
-        deadline = None if timeout_s is None else time.monotonic() + timeout_s
-        while b"\n" not in self._buffer:
-            wait = None if deadline is None else max(0.0, deadline - time.monotonic())
-            if not select.select([0], [], [], wait)[0]:
-                return None
-            chunk = os.read(0, 65536)
-            if not chunk:
-                return None
-            self._buffer += chunk
-        line, self._buffer = self._buffer.split(b"\n", 1)
-        return line.decode().strip()
 
 
 def _say_ready(fd: int) -> bool:

@@ -25,8 +25,7 @@ from core.training.parallel import Parallel
 from core.training.resume_state import ResumeState
 from core.training.weight_arrays import restore, snapshot
 
-__all__ = ["TAKEN", "prepare", "preparable", "model_for", "graph_settings", "is_prepared", "prepared_settings",
-           "discard"]
+__all__ = ["TAKEN", "prepare", "preparable", "model_for", "graph_settings", "prepared_settings", "discard"]
 
 # Settings that change what a run trains on or for how long, not its graphs (the learning rate is a Parameter the
 # step reads, set for the run; a schedule is not: it is a list of rates inside the graph).
@@ -62,11 +61,6 @@ def prepare(config: TrainConfig, steps_per_epoch: int) -> None:
     model.step.compile(ms.Tensor(np.zeros((config.batch_size, 1, 28, 28), np.float32)),
                        ms.Tensor(np.zeros(config.batch_size, np.int32)))
     _READY[config.network] = (graph_settings(config), steps_per_epoch, model)
-
-
-def is_prepared(network: str) -> bool:
-    """A prepared model of the network waits for its run (none has taken it)."""
-    return network in _READY
 
 
 def prepared_settings(network: str) -> tuple[TrainConfig, int] | None:
