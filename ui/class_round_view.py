@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from dataclasses import replace
 
 import numpy as np
@@ -26,6 +26,7 @@ from ui.handwriting_view import finetune_progress, score_table, scored_once
 from ui.identity import actions, attempt, current_person
 from ui.language import say, status_word, t
 from core.app.mosaic import mosaic_html, strip_html
+from ui.prepared_download import FileMade, prepared_download
 from ui.present import presenting
 from ui.run_picker import choose_next
 from ui.text import literal
@@ -165,7 +166,7 @@ def teacher_round(store: RunStore, run: Run) -> bool:
         return True
     st.fragment(run_every=MOSAIC_POLL_S)(_mosaic)(store)
     _teach(store, lesson)
-    _lesson_end(store, lesson)
+    st.fragment(run_every=MOSAIC_POLL_S)(_lesson_end)(store)
     return True
 
 
@@ -270,37 +271,44 @@ def _class_before_after(store: RunStore, tuned: Run, tuned_round: Round, drawing
         st.rerun()
 
 
-def _lesson_end(store: RunStore, lesson: Lesson) -> None:
-    """The lesson file (a replayable HTML record), the drawings (images and digits, no names), or the end of the
-    lesson: every drawing wiped."""
+def _lesson_end(store: RunStore) -> None:
+    """The lesson file (a replayable HTML record) and the drawings (images and digits, no names), each made when
+    asked and downloadable while they hold what the page shows (in a fragment: a drawing sent since, or one
+    hidden, asks for them anew); or the end of the lesson: every drawing wiped."""
+    lesson = Lesson(store)
     row = st.container(horizontal=True)
     report = _lesson_file(store, lesson)
     if report is not None:  # the rounds' models deleted since: no run to report
-        row.download_button("⬇️ " + t("class.lesson_file"), report, file_name=time.strftime("lesson-%Y-%m-%d.html"),
-                            mime="text/html", key="class_lesson_file", help=t("class.lesson_file_help"),
-                            on_click="ignore")
-    row.download_button("⬇️ " + t("class.export"), lesson.export_idx, file_name="class-handwriting.zip",
-                        key="class_export", help=t("class.export_help"), on_click="ignore")
+        prepared_download("_class_lesson_file", report[0], report[1], t("class.lesson_file"),
+                          help=t("class.lesson_file_help"), where=row)
+    shown = tuple(d.id for d in lesson.drawings(shown_only=True))
+    prepared_download("_class_export", shown, lambda: FileMade(lesson.export_idx(), "class-handwriting.zip",
+                                                               "application/zip"),
+                      t("class.export"), help=t("class.export_help"), where=row)
     if row.button("🧹 " + t("class.end_lesson"), key="class_end_lesson", help=t("class.end_lesson_help")):
         gone = attempt(lesson.end_lesson, current_person())
         if gone is not None:
             st.toast(t("class.wiped", n=gone))
-            st.rerun()
+            st.rerun(scope="app")
 
 
-def _lesson_file(store: RunStore, lesson: Lesson) -> Callable[[], bytes] | None:
-    """What the lesson file is made of when it is asked for (a report: the rounds' models and the class's
+def _lesson_file(store: RunStore, lesson: Lesson) -> tuple[Hashable, Callable[[], FileMade]] | None:
+    """What the lesson file holds now, and how to make it (a report: the rounds' models and the class's
     fine-tunes, their curves with every live change and their confusion matrices epoch by epoch, the class's
-    drawings without names, and the before and after as this page last scored it)."""
+    drawings without names, and the before and after as this page last scored it); None with no run to report."""
     rounds = lesson.rounds()
     made_in_rounds = [*(r.run_id for r in rounds), *(r.finetune_run for r in rounds if r.finetune_run)]
-    run_ids = [run_id for run_id in dict.fromkeys(made_in_rounds) if store.get(run_id) is not None]
-    if not run_ids:
+    runs = [run for run in (store.get(run_id) for run_id in dict.fromkeys(made_in_rounds)) if run is not None]
+    if not runs:
         return None
     held = st.session_state.get("_class_scores")
     split, scores = held[1] if held else ("none", [])
+    drawings = tuple(lesson.drawings(shown_only=True))
+    wanted = (tuple((r.id, str(r.status), r.step) for r in runs), tuple(d.id for d in drawings),
+              held[0] if held else None)
 
-    def report() -> bytes:
-        part = LessonPart(tuple(lesson.drawings(shown_only=True)), split, tuple(scores))
-        return html_report(store, run_ids, lesson=part).encode("utf-8")
-    return report
+    def report() -> FileMade:
+        part = LessonPart(drawings, split, tuple(scores))
+        html = html_report(store, [r.id for r in runs], lesson=part).encode("utf-8")
+        return FileMade(html, time.strftime("lesson-%Y-%m-%d.html"), "text/html")
+    return wanted, report

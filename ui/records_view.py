@@ -11,11 +11,11 @@ from core.app.html_report import Evaluation, evaluation_of
 from core.app.run_export import RunFormat, export_runs, zipped
 from core.app.tensorboard_events import run_folder_name
 from core.data.idx import DataError
-from core.messages import Explained
 from core.runs.rows import Run
 from core.runs.store import RunStore
 from ui.identity import actions, attempt, current_person
 from ui.language import say, t
+from ui.prepared_download import FileMade, prepared_download
 
 __all__ = ["RECORD_FORMATS", "records_download", "may_take_out", "record_take_out"]
 
@@ -45,30 +45,21 @@ def records_download(store: RunStore, runs: list[Run], key: str) -> None:
                    format_func=lambda f: t(f"records.format_{f}"))
     st.caption(t(f"records.holds_{fmt}"))
     wanted = (tuple(r.id for r in runs), fmt, tuple(r.step for r in runs), tuple(str(r.status) for r in runs))
-    if st.button("📤 " + t("records.prepare"), key=f"{key}_prepare") and attempt(actions().export_records, runs, fmt):
-        try:
-            with st.spinner(t("records.preparing")):
-                st.session_state[key] = (wanted, _prepare(store, runs, fmt))
-        except (Explained, OSError, ValueError) as e:
-            st.error(t("records.failed", error=say(e)))
-    ready = st.session_state.get(key)
-    if ready and ready[0] == wanted:  # made for these runs as they are now, in this format
-        data, name, mime = ready[1]
-        st.download_button("⬇️ " + t("records.download", name=name), data, file_name=name, mime=mime,
-                           key=f"{key}_download")
+    prepared_download(key, wanted, lambda: _prepare(store, runs, fmt), t("records.prepare"),
+                      allowed=lambda: attempt(actions().export_records, runs, fmt))
 
 
-def _prepare(store: RunStore, runs: list[Run], fmt: RunFormat) -> tuple[bytes, str, str]:
-    """(the file's bytes, its name, its MIME type)."""
+def _prepare(store: RunStore, runs: list[Run], fmt: RunFormat) -> FileMade:
+    """The file: one HTML report, or a zip of tables or event files."""
     ids = [r.id for r in runs]
     stem = run_folder_name(runs[0].name, runs[0].id) if len(runs) == 1 else f"comparison-of-{len(runs)}-runs"
     with tempfile.TemporaryDirectory() as tmp:
         if fmt == "html":
             out = Path(tmp) / "report.html"
             export_runs(store, ids, fmt, out, _evaluation(store, runs))
-            return out.read_bytes(), f"{stem}-report.html", "text/html"
+            return FileMade(out.read_bytes(), f"{stem}-report.html", "text/html")
         export_runs(store, ids, fmt, tmp)
-        return zipped(tmp), f"{stem}-{fmt}.zip", "application/zip"
+        return FileMade(zipped(tmp), f"{stem}-{fmt}.zip", "application/zip")
 
 
 def _evaluation(store: RunStore, runs: list[Run]) -> Evaluation | None:

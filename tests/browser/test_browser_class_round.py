@@ -6,10 +6,12 @@ handwriting (a fine-tune run), reads before and after, and each phone shows its 
 the lesson file opens offline with the class's drawings (no names) and the before and after; End lesson wipes
 every drawing."""
 import re
+import zipfile
 
 import pytest
 
 from core.app import model_service
+from core.data.idx import read_images, read_labels
 from core.runs.people.class_round import Lesson
 from core.runs.store import RunStore
 from tests.support.canvas import SEVEN, ink, touch_stroke
@@ -151,8 +153,12 @@ def test_a_class_round_from_the_phones_to_the_projector_taught_and_wiped(classro
     shot(phones[0], "class_round_phone_after")
 
     # --- the lesson file: one HTML file that replays the lesson offline, without names -----------------------
+    teacher.get_by_role("button", name="📤 Make the lesson file (HTML)").click()
+    download = teacher.get_by_role("button", name=re.compile(r"^⬇️ Download lesson-\d{4}-\d\d-\d\d\.html$"))
+    expect(download).to_be_visible(timeout=60_000)
+    shot(teacher, "class_round_lesson_file_ready")
     with teacher.expect_download() as got:
-        teacher.get_by_role("button", name="⬇️ Lesson file (HTML)").click()
+        download.click()
     lesson_file = tmp_path / got.value.suggested_filename
     got.value.save_as(lesson_file)
     assert lesson_file.name.startswith("lesson-") and lesson_file.stat().st_size < 1_000_000
@@ -164,6 +170,16 @@ def test_a_class_round_from_the_phones_to_the_projector_taught_and_wiped(classro
     expect(offline.locator("#curves .main-svg").first).to_be_visible(timeout=30_000)  # plotly.js, unpacked offline
     assert "student-" not in offline.content() and str(store.root) not in offline.content()
     shot(offline, "class_round_lesson_file")
+
+    # --- the drawings out as MNIST IDX files: the two shown, their digits, no names --------------------------
+    teacher.get_by_role("button", name="📤 Export the drawings (MNIST IDX, no names)").click()
+    with teacher.expect_download() as got:
+        teacher.get_by_role("button", name="⬇️ Download class-handwriting.zip").click()
+    with zipfile.ZipFile(got.value.path()) as z:
+        z.extractall(tmp_path)
+    folder = tmp_path / "class-handwriting" / "train"
+    assert list(read_labels(folder / "train-labels-idx1-ubyte")) == [7, 7]
+    assert read_images(folder / "train-images-idx3-ubyte").shape == (2, 28, 28)
 
     # --- End lesson: every drawing wiped --------------------------------------------------------------------
     teacher.get_by_role("button", name="🧹 End the lesson").click()
