@@ -1,9 +1,9 @@
 """A file made when a person asks for it, then downloaded: 📤 makes it and holds its bytes in the session, ⬇️
 downloads them, and only while they are what the page shows now.
 
-Not a deferred `st.download_button` (a callable for data, made at the click): Streamlit keeps the file that makes
-for no session, so two script runs ending anywhere on the server before the browser fetches it delete it, and
-the browser's download fails: likely on a class round, whose projector and phones each run a fragment every few
+Not a deferred `st.download_button` (a callable for data, made at the click): Streamlit maps the file it makes
+to no session, so two script runs ending anywhere on the server before the browser fetches it delete it, and the
+browser's download fails: likely on a class round, whose projector and phones each run a fragment every few
 seconds. Held bytes belong to this session's button and stay until the page stops showing it."""
 from __future__ import annotations
 
@@ -29,8 +29,8 @@ class FileMade:
 
 def prepared_download(key: str, wanted: Hashable, make: Callable[[], FileMade], label: str, *,
                       help: str | None = None, allowed: Callable[[], object] = lambda: True, where=None) -> None:
-    """📤 label makes the file (when allowed() is true: a refusal says why itself); ⬇️ downloads it while it was made for
-    `wanted`, what the page shows now (the same runs, drawings, format). A file that could not be made says why."""
+    """📤 label makes the file (when allowed() is true: a refusal says why itself); ⬇️ downloads it while it was
+    made for `wanted`, what the page shows now (the same runs, drawings, format). A file not made says why."""
     where = st if where is None else where
     if where.button("📤 " + label, key=f"{key}_prepare", help=help) and allowed():
         try:
