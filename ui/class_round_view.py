@@ -276,14 +276,14 @@ def _lesson_end(store: RunStore) -> None:
     asked and downloadable while they hold what the page shows (in a fragment: a drawing sent since, or one
     hidden, asks for them anew); or the end of the lesson: every drawing wiped."""
     lesson = Lesson(store)
+    shown = tuple(lesson.drawings(shown_only=True))  # read once a poll, for both files
     row = st.container(horizontal=True)
-    report = _lesson_file(store, lesson)
+    report = _lesson_file(store, lesson, shown)
     if report is not None:  # the rounds' models deleted since: no run to report
         prepared_download("_class_lesson_file", report[0], report[1], t("class.lesson_file"),
                           help=t("class.lesson_file_help"), where=row)
-    shown = tuple(d.id for d in lesson.drawings(shown_only=True))
-    prepared_download("_class_export", shown, lambda: FileMade(lesson.export_idx(), "class-handwriting.zip",
-                                                               "application/zip"),
+    prepared_download("_class_export", tuple(d.id for d in shown),
+                      lambda: FileMade(lesson.export_idx(), "class-handwriting.zip", "application/zip"),
                       t("class.export"), help=t("class.export_help"), where=row)
     if row.button("🧹 " + t("class.end_lesson"), key="class_end_lesson", help=t("class.end_lesson_help")):
         gone = attempt(lesson.end_lesson, current_person())
@@ -292,10 +292,11 @@ def _lesson_end(store: RunStore) -> None:
             st.rerun(scope="app")
 
 
-def _lesson_file(store: RunStore, lesson: Lesson) -> tuple[Hashable, Callable[[], FileMade]] | None:
+def _lesson_file(store: RunStore, lesson: Lesson, drawings: tuple[ClassDrawing, ...]
+                 ) -> tuple[Hashable, Callable[[], FileMade]] | None:
     """What the lesson file holds now, and how to make it (a report: the rounds' models and the class's
     fine-tunes, their curves with every live change and their confusion matrices epoch by epoch, the class's
-    drawings without names, and the before and after as this page last scored it); None with no run to report."""
+    drawings shown (without names), and the before and after as this page last scored it); None with no run."""
     rounds = lesson.rounds()
     made_in_rounds = [*(r.run_id for r in rounds), *(r.finetune_run for r in rounds if r.finetune_run)]
     runs = [run for run in (store.get(run_id) for run_id in dict.fromkeys(made_in_rounds)) if run is not None]
@@ -303,7 +304,6 @@ def _lesson_file(store: RunStore, lesson: Lesson) -> tuple[Hashable, Callable[[]
         return None
     held = st.session_state.get("_class_scores")
     split, scores = held[1] if held else ("none", [])
-    drawings = tuple(lesson.drawings(shown_only=True))
     wanted = (tuple((r.id, str(r.status), r.step) for r in runs), tuple(d.id for d in drawings),
               held[0] if held else None)
 
