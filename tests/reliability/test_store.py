@@ -148,6 +148,30 @@ def test_a_run_silent_for_sixty_seconds_is_marked_interrupted_though_its_process
         sleeper.wait()
 
 
+def test_a_worker_that_records_its_stop_and_exits_while_reconcile_looks_stays_stopped(store, monkeypatch):
+    """The store tells the truth when a Stop and a page's reconcile meet: reconcile reads the running run, the worker
+    then records "stopped" and exits, and only then is its process found gone. The run stays stopped, with the
+    worker's own message, and reconcile does not count it as one it interrupted."""
+    import time
+
+    import core.runs.store.run_store as run_store
+    from core.messages import Message
+    ended = subprocess.Popen([sys.executable, "-c", "pass"])
+    ended.wait()
+    run_id = store.create_run(TrainConfig(), name="stopped while looked at")
+    store.update(run_id, status="running", pid=ended.pid, heartbeat=time.time())
+
+    def worker_stops_then_exits(pid: int) -> bool:  # what happens between reconcile's read and its check
+        store.finish(run_id, "stopped", Message("stopped_at", {"step": 6}))
+        return False
+
+    monkeypatch.setattr(run_store, "pid_alive", worker_stops_then_exits)
+    assert store.reconcile() == []
+    run = store.get(run_id)
+    assert (run.status, run.message) == ("stopped", "stopped by request at step 6")
+    assert not any("marked interrupted" in line.message for line in store.logs(run_id))
+
+
 def test_stop_terminates_a_worker_stuck_mid_step_after_the_grace_period(store):
     """docs/architecture.md: Stop asks between steps; a worker that does not end within 5 s (stuck inside a step) is
     terminated, and the run says so. The stand-in worker never reads the store, like one stuck in a step."""

@@ -179,9 +179,7 @@ class Watch:
         return False
 
     def _end(self, store: RunStore, status: str, said: Message) -> bool:
-        run = store.get(self.run_id)
-        if run is not None and run.active:
-            store.finish(self.run_id, status, said)
+        if store.end_if_active(self.run_id, status, said):
             store.log(self.run_id, f"{status}: {said}")
         return True
 
@@ -280,7 +278,5 @@ class Relay(threading.Thread):
         self.store.log(self.run_id, f"the remote worker process ended (exit code {returncode})")
 
     def _end(self, status: str, said: Message) -> None:
-        run = self.store.get(self.run_id)
-        if run is not None and run.active:
-            self.store.finish(self.run_id, status, said)
+        if self.store.end_if_active(self.run_id, status, said):
             self.store.log(self.run_id, f"{status}: {said}")

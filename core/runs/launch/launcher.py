@@ -161,9 +161,7 @@ def stop(store: RunStore, run_id: str, grace_s: float = STOP_GRACE_S) -> Request
                 time.sleep(0.1)
             if not pid_alive(pid):
                 break
-        current = store.get(run_id)
-        if current is not None and current.active:
-            store.finish(run_id, "stopped", Message("terminated_mid_step"))
+        store.end_if_active(run_id, "stopped", Message("terminated_mid_step"))
 
     threading.Thread(target=enforce, daemon=True, name=f"stop-{run_id}").start()
     return message

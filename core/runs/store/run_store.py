@@ -232,6 +232,17 @@ class RunStore(MetricRecords, LiveRequests, QueueRecords, TeamRecords, ClassReco
         said = message.to_json() if isinstance(message, Message) else None
         self.update(run_id, status=status, message=str(message), said=said, finished=time.time(), phase="")
 
+    def end_if_active(self, run_id: str, status: str, message: Message) -> bool:
+        """End a run only while it is still active, in one statement; True when this call ended it. A check
+        here ("is it active?") and a separate finish would overwrite an end the worker itself wrote between the
+        two: a Stop recorded as stopped, then marked interrupted because the stopped worker had just exited."""
+        assert status in FINISHED, status
+        with self.db.write() as conn:
+            ended = conn.execute(update(runs).where(runs.c.id == run_id, runs.c.status.in_(ACTIVE)).values(
+                status=status, message=str(message), said=message.to_json(), finished=time.time(),
+                phase="")).rowcount
+        return ended == 1
+
     def rename(self, run_id: str, name: str) -> None:
         self.update(run_id, name=checked_run_name(name))
 
@@ -330,8 +341,7 @@ class RunStore(MetricRecords, LiveRequests, QueueRecords, TeamRecords, ClassReco
             gone = now - last > HEARTBEAT_STALE_S  # a worker that never reported in, or one that hangs
             if pid is not None and not executor and host in (None, HOST):
                 gone = gone or not pid_alive(pid)
-            if gone:
-                self.finish(run_id, "interrupted", Message("worker_gone"))
+            if gone and self.end_if_active(run_id, "interrupted", Message("worker_gone")):
                 self.log(run_id, "marked interrupted: its worker process is gone")
                 dead.append(run_id)
         return dead

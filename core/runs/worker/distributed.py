@@ -147,9 +147,7 @@ def _end_all(store: RunStore, run_id: str, proc, host: str) -> str:
     for r in store.ranks(run_id):
         if r.alive_state:
             store.set_rank(run_id, r.rank, state="stopped", message=Message("rank_ended_with_coordinator"))
-    current = store.get(run_id)
-    if current is not None and current.active:
-        store.finish(run_id, "stopped", Message("coordinator_interrupted"))
+    store.end_if_active(run_id, "stopped", Message("coordinator_interrupted"))
     return "stopped"
 
 
