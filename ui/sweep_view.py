@@ -107,22 +107,34 @@ def _numeric(values: list) -> bool:
     return all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values)
 
 
-def _selection(info: sweeps.SweepInfo, found: list[sweeps.Setting]) -> dict[str, tuple]:
-    """A range (numbers) or a set (choices) per varied setting, chosen with widgets under the chart."""
+def _selection(info: sweeps.SweepInfo) -> dict[str, tuple]:
+    """A range (numbers) or a set (choices) per varied setting, over what the sweep declared (its list or
+    range, whether asked for yet or not), chosen with widgets under the chart."""
     chosen: dict[str, tuple] = {}
     cols = st.columns(max(len(info.spec.spaces), 1))
     for col, space in zip(cols, info.spec.spaces, strict=False):
-        values = [s.values[space.name] for s in found]
+        values = list(space.values)  # empty for a range
         label = t("sweep.select", name=t(f"configure.f_{space.name}"))
-        if _numeric(values) and len(set(values)) > 1:
-            lo, hi = float(min(values)), float(max(values))
-            chosen[space.name] = col.slider(label, lo, hi, (lo, hi), key=f"sel_{info.id}_{space.name}",
+        bounds = _bounds(space, values)
+        if bounds is not None:
+            chosen[space.name] = col.slider(label, *bounds, bounds, key=f"sel_{info.id}_{space.name}",
                                             format="%.4g")
         else:
             options = sorted({field_text(space.name, v) for v in values})
             chosen[space.name] = tuple(col.multiselect(label, options, default=options,
                                                        key=f"sel_{info.id}_{space.name}"))
     return chosen
+
+
+def _bounds(space: sweeps.Space, values: list) -> tuple[float, float] | None:
+    """A numeric setting's range as the sweep declared it (values: its list), not only as far as the settings
+    asked so far reach: a sweep asks for at most ASK_AT_ONCE settings at a time, and bounds that widened as more
+    arrived would make the slider a new widget, dropping the range a person had chosen on it. None: choices."""
+    if space.low is not None and space.high is not None:  # a range
+        return float(space.low), float(space.high)
+    if _numeric(values) and len(set(values)) > 1:
+        return float(min(values)), float(max(values))
+    return None
 
 
 def _kept(s: sweeps.Setting, chosen: dict[str, tuple]) -> bool:
@@ -243,7 +255,7 @@ def linked_views(store: RunStore, info: sweeps.SweepInfo, found: list[sweeps.Set
     under the chart (a setting outside any range is left out of the curves and dimmed on the axes)."""
     best = next((s for s in found if s.mean is not None), None)
     chart = st.container()
-    chosen = _selection(info, found)
+    chosen = _selection(info)
     chart.plotly_chart(for_room(_parcoords(info, found, chosen)), width="stretch", key=f"parcoords_{info.id}")
     shown = [s for s in found if _kept(s, chosen)]
     st.caption(t("sweep.shown", n=len(shown), total=len(found), seeds=info.spec.seeds))
