@@ -70,4 +70,10 @@ def run_tables(store: RunStore, run_id: str) -> RunTables:
 def stacked(store: RunStore, run_ids: list[str]) -> RunTables:
     """The tables of several runs, one above the other."""
     parts = [run_tables(store, run_id) for run_id in run_ids]
-    return RunTables(**{name: pd.concat([getattr(p, name) for p in parts], ignore_index=True) for name in TABLES})
+    return RunTables(**{name: _stack([getattr(p, name) for p in parts]) for name in TABLES})
+
+
+def _stack(frames: list[pd.DataFrame]) -> pd.DataFrame:
+    """The frames one above the other, the empty ones (a run without validations) left out: pandas stops
+    counting them when it types the columns; one kept when all are empty, for its columns."""
+    return pd.concat([f for f in frames if not f.empty] or frames[:1], ignore_index=True)
