@@ -51,6 +51,11 @@ def test_requests_and_their_answers(store):
     assert str(store.request(run_id, "resume")) == "Resume requested." and store.get(run_id).request == "run"
     assert str(store.request(run_id, "stop")) == "Stop requested."
     assert "already requested" in str(store.request(run_id, "stop"))
+    # a Pause, Resume or Step from a page that still showed the run paused does not take the Stop back
+    assert "already requested" in str(store.request(run_id, "pause"))
+    assert "already requested" in str(store.request(run_id, "resume"))
+    assert str(store.ask(run_id, "step", 5)) == "Step requested."
+    assert store.get(run_id).request == "stop"
     store.finish(run_id, "stopped")
     assert "already finished (stopped)" in str(store.request(run_id, "pause"))
 

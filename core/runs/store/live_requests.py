@@ -6,11 +6,11 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING
 
-from sqlalchemy import delete, select
+from sqlalchemy import delete, select, update
 
 from core.config import TrainConfig
 from core.live_settings import live_setting
-from core.runs.rows import Request, RequestNotice, Run, RunRequests
+from core.runs.rows import ACTIVE, Request, RequestNotice, Run, RunRequests
 from core.runs.store.database import Database
 from core.runs.store.schema import requests, runs
 
@@ -29,17 +29,22 @@ class LiveRequests:
         def setting_changes(self, run_id: str, setting: str | None = None) -> list[SettingEvent]: ...
 
     def request(self, run_id: str, what: str) -> RequestNotice:
-        """Ask a run to pause, resume or stop. Returns what happened."""
+        """Ask a run to pause, resume or stop. Returns what happened. A Stop asked stays asked: a Pause or Resume
+        after it (a second page that still showed the run paused) would take it back. The check and the write
+        are one statement, so a run that ends, or is stopped, meanwhile is not asked again."""
         assert what in ("pause", "resume", "stop")
+        with self.db.write() as conn:
+            asked = conn.execute(update(runs).where(
+                runs.c.id == run_id, runs.c.status.in_(ACTIVE), runs.c.request != Request.STOP.value).values(
+                request={"pause": "pause", "resume": "run", "stop": "stop"}[what])).rowcount
         run = self.get(run_id)
         if run is None:
             return RequestNotice("gone", what)
+        if asked:
+            return RequestNotice("requested", what, run.name, run.status)
         if not run.active:
             return RequestNotice("finished", what, run.name, run.status)
-        if what == "stop" and run.request == "stop":
-            return RequestNotice("already_stopping", what, run.name, run.status)
-        self.update(run_id, request={"pause": "pause", "resume": "run", "stop": "stop"}[what])
-        return RequestNotice("requested", what, run.name, run.status)
+        return RequestNotice("already_stopping", what, run.name, run.status)
 
     def ask(self, run_id: str, setting: str, value: float, who: str = "") -> RequestNotice:
         """Ask a run to change a live setting from its next step (a Step of n also resumes it, then pauses after
@@ -61,8 +66,9 @@ class LiveRequests:
         with self.db.write() as conn:
             conn.execute(self.db.upsert(requests, ("run_id", "setting")),
                          [dict(run_id=run_id, setting=setting, value=float(value), who=who, asked=time.time())])
-            if entry.resumes:
-                conn.execute(runs.update().where(runs.c.id == run_id).values(request=Request.RUN))
+            if entry.resumes:  # a Step resumes a paused run, but does not take back a Stop asked
+                conn.execute(runs.update().where(runs.c.id == run_id, runs.c.request != Request.STOP.value)
+                             .values(request=Request.RUN))
         return RequestNotice("requested", setting, run.name, run.status)
 
     def take(self, run_id: str, setting: str, value: float) -> None:

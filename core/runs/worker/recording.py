@@ -163,8 +163,9 @@ class StoreControl(Control, Callback):
         self.store.log(self.run_id, f"paused at step {self.step}" if request == "pause" else "resumed")
 
     def paused(self) -> bool:
-        if self._refresh() == "run" and self.pause_at is not None and self.step >= self.pause_at:
-            self.store.update(self.run_id, request="pause")  # the Step is done
+        step_done = self._refresh() == "run" and self.pause_at is not None and self.step >= self.pause_at
+        # the Step is done: pause, unless a Stop was asked meanwhile (it stays asked: store.request)
+        if step_done and self.store.request(self.run_id, "pause").code == "requested":
             self._mirror("pause")
             self.request = "pause"
         return self.request == "pause"
