@@ -30,8 +30,9 @@ class LiveRequests:
 
     def request(self, run_id: str, what: str) -> RequestNotice:
         """Ask a run to pause, resume or stop. Returns what happened. A Stop asked stays asked: a Pause or Resume
-        after it (a second page that still showed the run paused) would take it back. The check and the write
-        are one statement, so a run that ends, or is stopped, meanwhile is not asked again."""
+        after it (from a second page that still showed the run paused) is answered "Stop was already requested"
+        and changes nothing. The check and the write are one statement, so a run that ends, or is stopped,
+        meanwhile is not asked again."""
         assert what in ("pause", "resume", "stop")
         with self.db.write() as conn:
             asked = conn.execute(update(runs).where(
