@@ -113,25 +113,26 @@ def _selection(info: sweeps.SweepInfo) -> dict[str, tuple]:
     chosen: dict[str, tuple] = {}
     cols = st.columns(max(len(info.spec.spaces), 1))
     for col, space in zip(cols, info.spec.spaces, strict=False):
-        values = list(space.values)  # empty for a range
         label = t("sweep.select", name=t(f"configure.f_{space.name}"))
-        bounds = _bounds(space, values)
+        bounds = _bounds(space)
         if bounds is not None:
             chosen[space.name] = col.slider(label, *bounds, bounds, key=f"sel_{info.id}_{space.name}",
                                             format="%.4g")
         else:
-            options = sorted({field_text(space.name, v) for v in values})
+            options = sorted({field_text(space.name, v) for v in space.values})
             chosen[space.name] = tuple(col.multiselect(label, options, default=options,
                                                        key=f"sel_{info.id}_{space.name}"))
     return chosen
 
 
-def _bounds(space: sweeps.Space, values: list) -> tuple[float, float] | None:
-    """A numeric setting's range as the sweep declared it (values: its list), not only as far as the settings
-    asked so far reach: a sweep asks for at most ASK_AT_ONCE settings at a time, and bounds that widened as more
-    arrived would make the slider a new widget, dropping the range a person had chosen on it. None: choices."""
+def _bounds(space: sweeps.Space) -> tuple[float, float] | None:
+    """A numeric setting's range as the sweep declared it (its range, or its list's ends), not only as far as
+    the settings asked so far reach: a sweep asks for at most ASK_AT_ONCE settings at a time, and bounds that
+    widened as more arrived would make the slider a new widget, dropping the range a person had chosen on it.
+    None: choices."""
     if space.low is not None and space.high is not None:  # a range
         return float(space.low), float(space.high)
+    values = list(space.values)
     if _numeric(values) and len(set(values)) > 1:
         return float(min(values)), float(max(values))
     return None

@@ -81,6 +81,13 @@ def default_data_dir() -> Path:
     return Path(os.environ.get(DATA_DIR_ENV) or PROJECT_ROOT / "runs").expanduser().resolve()
 
 
+def _ended(status: str, message: str | Message) -> dict:
+    """The columns of a run that ends (finish, end_if_active)."""
+    assert status in FINISHED, status
+    said = message.to_json() if isinstance(message, Message) else None
+    return dict(status=status, message=str(message), said=said, finished=time.time(), phase="")
+
+
 @outlasting_disconnects
 class RunStore(MetricRecords, LiveRequests, QueueRecords, TeamRecords, ClassRecords, RunRecords, Artifacts,
                ServerSettings):
@@ -228,19 +235,15 @@ class RunStore(MetricRecords, LiveRequests, QueueRecords, TeamRecords, ClassReco
 
     def finish(self, run_id: str, status: str, message: str | Message = "") -> None:
         """End a run. A Message is kept with its catalogue key too, so pages can say it in their language."""
-        assert status in FINISHED, status
-        said = message.to_json() if isinstance(message, Message) else None
-        self.update(run_id, status=status, message=str(message), said=said, finished=time.time(), phase="")
+        self.update(run_id, **_ended(status, message))
 
     def end_if_active(self, run_id: str, status: str, message: Message) -> bool:
         """End a run only while it is still active, in one statement; True when this call ended it. A check
         here ("is it active?") and a separate finish would overwrite an end the worker itself wrote between the
         two: a Stop recorded as stopped, then marked interrupted because the stopped worker had just exited."""
-        assert status in FINISHED, status
         with self.db.write() as conn:
             ended = conn.execute(update(runs).where(runs.c.id == run_id, runs.c.status.in_(ACTIVE)).values(
-                status=status, message=str(message), said=message.to_json(), finished=time.time(),
-                phase="")).rowcount
+                **_ended(status, message))).rowcount
         return ended == 1
 
     def rename(self, run_id: str, name: str) -> None:
