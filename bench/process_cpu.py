@@ -1,7 +1,8 @@
 """Where a command's CPU goes, by kind of process: Chromium's renderers, the tests' pytest workers, the app
 servers, training processes, PostgreSQL, ... (a benchmark that prints figures, not a test).
 
-    .venv/bin/python -m bench.process_cpu -- bash .ci/run          # the whole CI, from a clean clone
+    (source scripts/setup_venv.sh requirements-dev.txt)            # a clean clone's .venv, made first
+    CI=true .venv/bin/python -m bench.process_cpu --name ci -- bash .ci/run    # then the whole CI, measured
     .venv/bin/python -m bench.process_cpu --name phase2 -- ./test.sh -n 2 --dist loadfile tests/browser
 
 Every `--every` seconds (0.5) it reads each process's CPU (user + system, all its threads) from /proc, for the
@@ -34,7 +35,8 @@ KINDS: tuple[tuple[str, str], ...] = (
     ("Chromium renderer", r"chrom.*--type=renderer"),
     ("Chromium GPU process", r"chrom.*--type=gpu-process"),
     ("Chromium, other", r"chrom"),
-    ("Playwright's Node driver", r"^node\t"),
+    ("Playwright's Node driver", r"playwright/driver/node"),
+    ("Node, other", r"^node"),
     ("pytest worker (xdist)", r"import sys;exec\(eval\(sys\.stdin"),
     ("pytest", r"-m pytest"),
     ("app server (ui.serve)", r"-m ui\.serve"),

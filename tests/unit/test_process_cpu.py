@@ -16,6 +16,10 @@ def test_a_process_counts_under_its_kind_by_name_and_command_line():
     assert kind_of("python", f"{venv} -m core.cli.worker 2026-x --store /tmp/pytest-of-root/pytest-3/s") \
         == "run worker (training)"
     assert kind_of("python", f"{venv} -m core.cli.warm_worker mlp --store /tmp/s") == "warm worker (training)"
+    # its name is "node-MainThread", and its path is under .venv's python3.11
+    assert kind_of("node-MainThread", "/x/.venv/lib/python3.11/site-packages/playwright/driver/node "
+                                      "/x/.venv/lib/python3.11/site-packages/playwright/driver/package/cli.js "
+                                      "run-driver") == "Playwright's Node driver"
     assert kind_of("postgres", "postgres: studio studio 127.0.0.1(5) idle") == "PostgreSQL"
     assert kind_of("kdamond.0", "") == "kernel: kdamond.0"
 
