@@ -48,7 +48,7 @@ KINDS: tuple[tuple[str, str], ...] = (
     ("example script", r"/examples/"),
     ("Dask", r"dask"),
     ("mypy", r"-m mypy"),
-    ("PostgreSQL", r"^postgres\t|postgres"),
+    ("PostgreSQL", r"postgres"),
     ("nginx", r"nginx"),
     ("g++", r"^(cc1plus|g\+\+|as|ld|collect2)\t"),
     ("other Python", r"python"),
@@ -88,7 +88,9 @@ def _command_line(pid: str) -> str:
 
 
 def sample(seen: dict[tuple[str, str], Seen]) -> None:
-    """One reading of every process: each one's CPU so far, under (pid, start) so that a reused pid is new."""
+    """One reading of every process: each one's CPU so far, under (pid, start) so that a reused pid is new. Read
+    from /proc by hand rather than through psutil so that a process's command line is read once, when it is first
+    seen: the sampler runs beside what it measures and must cost little."""
     for pid in filter(str.isdigit, os.listdir("/proc")):
         read = _read(pid)
         if read is None:
