@@ -7,9 +7,9 @@ trying Dask executors on one machine, the tests and the benchmarks:
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -19,7 +19,7 @@ from pathlib import Path
 from core import PROJECT_ROOT
 import contextlib
 
-__all__ = ["Cluster", "free_port"]
+__all__ = ["Cluster"]
 
 DASK = Path(sys.executable).with_name("dask")
 # How long the workers may take to start: importing distributed and the studio takes a few seconds alone, and
@@ -27,28 +27,25 @@ DASK = Path(sys.executable).with_name("dask")
 WORKERS_ARRIVE_S = 240.0
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 class Cluster:
     def __init__(self, folder: Path, workers: int = 2):
         self.folder = folder
         folder.mkdir(parents=True, exist_ok=True)
         self.env = dict(os.environ, PYTHONPATH=str(PROJECT_ROOT), DASK_DISTRIBUTED__WORKER__DAEMON="False")
-        self.address = f"tcp://127.0.0.1:{free_port()}"
-        port = self.address.rsplit(":", 1)[1]
-        self.scheduler = self._start("scheduler", [str(DASK), "scheduler", "--host", "127.0.0.1", "--port", port,
-                                                   "--dashboard-address", "127.0.0.1:0"])
-        self.workers: dict[str, subprocess.Popen] = {}
-        for i in range(workers):
-            address = f"tcp://127.0.0.1:{free_port()}"
-            self.workers[address] = self._start(f"worker{i}", [
-                str(DASK), "worker", self.address, "--host", "127.0.0.1", "--worker-port", address.rsplit(":", 1)[1],
-                "--nanny-port", str(free_port()), "--dashboard-address", "127.0.0.1:0", "--nthreads", "1",
-                "--resources", "train=1", "--local-directory", str(folder / f"worker{i}")])
+        # Every process binds a port of its own choosing (port 0), known once it listens: a port picked here and
+        # passed on could be taken in between (a CI run's worker failed to start with "Address already in use").
+        # The scheduler writes its address to a file, which the workers read too.
+        scheduler_file = folder / "scheduler.json"
+        self.started: dict[str, subprocess.Popen] = {}  # the workers, by name
+        self.scheduler = self._start("scheduler", [str(DASK), "scheduler", "--host", "127.0.0.1", "--port", "0",
+                                                   "--dashboard-address", "127.0.0.1:0",
+                                                   "--scheduler-file", str(scheduler_file)])
+        self.address = self._scheduler_address(scheduler_file)
+        self.started = {f"worker{i}": self._start(f"worker{i}", [
+            str(DASK), "worker", "--scheduler-file", str(scheduler_file), "--host", "127.0.0.1",
+            "--name", f"worker{i}", "--dashboard-address", "127.0.0.1:0", "--nthreads", "1", "--resources", "train=1",
+            "--local-directory", str(folder / f"worker{i}")]) for i in range(workers)}
+        self.workers: dict[str, subprocess.Popen] = {}  # by the address each worker listens on
         from distributed import Client  # deferred: like every Dask import (core/runs/launch/dask_executor.py)
         with Client(self.address, timeout=60) as client:
             try:
@@ -59,6 +56,21 @@ class Cluster:
                 self.close()
                 raise RuntimeError(f"the Dask workers did not all arrive within {WORKERS_ARRIVE_S:.0f} s: {e}\n"
                                    f"{logs}") from e
+            self.workers = {address: self.started[info["name"]]
+                            for address, info in client.scheduler_info()["workers"].items()}
+
+    def _scheduler_address(self, scheduler_file: Path) -> str:
+        """The address the scheduler listens on, from the file it writes once it does."""
+        deadline = time.monotonic() + WORKERS_ARRIVE_S
+        while time.monotonic() < deadline:
+            with contextlib.suppress(OSError, ValueError, KeyError):  # not written yet, or half written
+                return json.loads(scheduler_file.read_text())["address"]
+            if self.scheduler.poll() is not None:
+                break
+            time.sleep(0.1)
+        self.close()
+        log = (self.folder / "scheduler.log").read_text(errors="replace")[-1500:]
+        raise RuntimeError(f"the Dask scheduler did not start within {WORKERS_ARRIVE_S:.0f} s:\n{log}")
 
     def _start(self, name: str, argv: list[str]) -> subprocess.Popen:
         with open(self.folder / f"{name}.log", "wb") as log:  # the child keeps its own copy of the file
@@ -70,7 +82,7 @@ class Cluster:
         os.killpg(self.workers.pop(address).pid, signal.SIGKILL)
 
     def close(self) -> None:
-        for proc in [*self.workers.values(), self.scheduler]:
+        for proc in [*self.started.values(), self.scheduler]:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
