@@ -51,8 +51,28 @@ def start_server(store: Path, port: int | None = None, extra_env: dict | None = 
     """Start the app with its run store in `store`; returns once /_stcore/health answers. With `token`, the
     server asks for its access link (as ./run.sh's does) and that is its token; without, it is a trusted
     single-user machine's (STUDIO_OPEN=1, the pages' tests). `code`: the checkout whose app it serves
-    (bench/page_load_cost.py compares two)."""
-    port = port or free_port()
+    (bench/page_load_cost.py compares two). Without `port`, a free one: free_port's port can be taken by
+    another process before the server binds it, and then the server starts again on another."""
+    for attempt in range(_PORT_TRIES):
+        try:
+            return _start_server_once(store, port or free_port(), extra_env, address, token, code)
+        except _PortTaken:
+            if port is not None or attempt == _PORT_TRIES - 1:
+                raise
+    raise AssertionError("unreachable: the last try returns or raises")
+
+
+_PORT_TRIES = 3
+_PORT_TAKEN = "is not available"  # Streamlit's log line when the port it was given is in use
+_LISTENING = "You can now view your Streamlit app"  # its log line once it listens on its port
+
+
+class _PortTaken(RuntimeError):
+    pass
+
+
+def _start_server_once(store: Path, port: int, extra_env: dict | None, address: str, token: str | None,
+                       code: Path) -> Server:
     # Warm workers (two processes loading MindSpore at the server's start) are off unless a test asks for them:
     # on two cores they would slow every browser test's start; tests/process/test_warm_pool.py and the teams test
     # cover them. The preload of MindSpore after the first page stays on, as deployed (STUDIO_PRELOAD=0 turns it
@@ -77,13 +97,17 @@ def start_server(store: Path, port: int | None = None, extra_env: dict | None = 
     deadline = time.monotonic() + 90
     while time.monotonic() < deadline:
         try:
-            if urllib.request.urlopen(url + "/_stcore/health", timeout=1).read() == b"ok":
+            # ours answers: its log says it listens (before it does, the port may answer for another server)
+            if (urllib.request.urlopen(url + "/_stcore/health", timeout=1).read() == b"ok"
+                    and _LISTENING in server.log()):
                 return server
         except OSError:
             time.sleep(0.3)
         if proc.poll() is not None:
             break
     server.stop(kill=True)
+    if f"Port {port} {_PORT_TAKEN}" in server.log():
+        raise _PortTaken(server.log()[-2000:])
     raise RuntimeError("streamlit did not start: " + server.log()[-2000:])
 
 
