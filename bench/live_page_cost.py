@@ -2,6 +2,7 @@
 figures, not a test).
 
     .venv/bin/python -m bench.live_page_cost [--seconds 20] [--reps 2] [--browser /usr/bin/chromium-headless-shell]
+        [--training-nice 10 0 --name live_page_cost-nice]
 
 A server on an empty store, an MLP 64-64 training 200 epochs on the bundled images at full speed (the fastest
 run the studio has: its curves change at every poll), one headless Chromium on /train. After the page shows the
@@ -12,6 +13,7 @@ page in the browser"). Results: bench/results/live_page_cost.json.
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import sys
 import tempfile
@@ -25,6 +27,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench.load_test import cpu_of  # noqa: E402
 from bench.record import save, stamp  # noqa: E402
+from core.runs.launch.priority import TRAINING_NICE_ENV  # noqa: E402
 from core.runs.processes import process_tree  # noqa: E402
 from tests.support.server import AS_DEPLOYED, CHROMIUM, CHROMIUM_ARGS, start_server  # noqa: E402
 
@@ -66,12 +69,18 @@ def main() -> None:
     ap.add_argument("--seconds", type=float, default=20.0)
     ap.add_argument("--reps", type=int, default=2)
     ap.add_argument("--browser", default=CHROMIUM)
+    ap.add_argument("--training-nice", nargs="+", default=[], metavar="N",
+                    help="the run's worker at each of these nicenesses in turn, interleaved (STUDIO_TRAINING_NICE)")
+    ap.add_argument("--name", default="live_page_cost", help="bench/results/NAME.json")
     args = ap.parse_args()
     rounds = []
     for k in range(args.reps):
-        rounds.append(one_round(args.browser, args.seconds))
-        print(f"round {k + 1}: {rounds[-1]}", flush=True)
-    save("live_page_cost", {**stamp(), "browser": args.browser, "seconds": args.seconds, "rounds": rounds})
+        for nice in args.training_nice or [None]:
+            if nice is not None:
+                os.environ[TRAINING_NICE_ENV] = nice  # read by this process's launcher as it starts the worker
+            rounds.append(one_round(args.browser, args.seconds) | ({} if nice is None else {"training_nice": nice}))
+            print(f"round {k + 1}: {rounds[-1]}", flush=True)
+    save(args.name, {**stamp(), "browser": args.browser, "seconds": args.seconds, "rounds": rounds})
 
 
 if __name__ == "__main__":

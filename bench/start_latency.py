@@ -18,6 +18,7 @@ Results: bench/results/start_latency.json (date, versions, machine).
                            Start with settings other than the defaults, clicked 8 s after the page is complete
                            (bench/results/start_latency_settings.json)
     --code DIR [DIR ...]   the servers of these checkouts in turn, interleaved (a worktree of another commit)
+    --name NAME            write bench/results/NAME.json
 """
 from __future__ import annotations
 
@@ -200,6 +201,8 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--settings", default="", help="more of Configure's URL, e.g. batch_size=32 (other graphs)")
     ap.add_argument("--think-s", type=float, default=0.0, help="seconds between the page complete and the click")
     ap.add_argument("--warm-only", action="store_true", help="only servers with warm workers")
+    ap.add_argument("--name", default="", help="the results' file name (bench/results/NAME.json) instead of the "
+                                               "one the options choose")
     args = ap.parse_args(argv)
     from playwright.sync_api import sync_playwright
     rows = []
@@ -220,8 +223,9 @@ def main(argv: list[str] | None = None) -> dict:
            "date": time.strftime("%Y-%m-%d %H:%M %Z"), "machine": f"{platform.machine()}, {os.cpu_count()} cores",
            "python": platform.python_version(), "versions": {p: version(p) for p in ("mindspore", "streamlit")},
            "rows": rows}
-    name = ("start_latency_just_started" if args.just_started else
-            "start_latency_settings" if args.settings or args.warm_only or len(args.code) > 1 else "start_latency")
+    name = args.name or ("start_latency_just_started" if args.just_started else
+                         "start_latency_settings" if args.settings or args.warm_only or len(args.code) > 1 else
+                         "start_latency")
     path = ROOT / "bench" / "results" / f"{name}.json"
     path.write_text(json.dumps(out, indent=2) + "\n")
     print(f"written: {path}")

@@ -18,6 +18,7 @@ from core.runs.launch.dask_executor import DaskExecutor, scheduler_setting
 from core.runs.launch.dispatcher import Dispatcher
 from core.runs.run_queue import RunQueue
 from core.runs.store import RunStore
+from core.runs.launch.priority import lower_priority
 from core.runs.launch.warm_pool import REUSED_IDLE_S, WarmPool, reuse_wanted, warm_wanted
 
 STOP_GRACE_S = 5.0  # a stop request is honoured between steps; after this the process is terminated
@@ -132,9 +133,11 @@ def _start_worker(store: RunStore, run_id: str) -> subprocess.Popen:
     env = child_environment(PYTHONPATH=str(PROJECT_ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""),
                             **store.command_env())
     with open(store.log_path(run_id), "ab") as log:  # the child keeps its own copy of the file
-        return subprocess.Popen([sys.executable, "-m", "core.cli.worker", run_id, *store.command_args()],
+        proc = subprocess.Popen([sys.executable, "-m", "core.cli.worker", run_id, *store.command_args()],
                                 cwd=PROJECT_ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
                                 stdin=subprocess.DEVNULL, start_new_session=True)
+    lower_priority(proc.pid)
+    return proc
 
 
 def stop(store: RunStore, run_id: str, grace_s: float = STOP_GRACE_S) -> RequestNotice:

@@ -24,6 +24,7 @@ from pathlib import Path
 from core import PROJECT_ROOT
 from core.config import NETWORKS, TrainConfig
 from core.networks import network_spec
+from core.runs.launch.priority import lower_priority
 from core.runs.store import RunStore
 from core.runtime import child_environment
 
@@ -136,6 +137,7 @@ class WarmPool:
             raise
         finally:
             os.close(write_end)
+        lower_priority(proc.pid)
         threading.Thread(target=self._watch, args=(network, proc, read_end), daemon=True,
                          name=f"warm-{network}-{proc.pid}").start()
         if run_id is None and (wanted := self._wanted.get(network)):
