@@ -192,6 +192,9 @@ def test_a_lesson_on_one_projector_screen(lesson):
     thumb.press("ArrowLeft")
     wait_for(lambda: store.get(run.id).step_delay == pytest.approx(0.1), what="a delay of 0.1 s", timeout=15)
     page.keyboard.press("Escape")
+    # the new pace redraws the whole page (the bar says 0.1 s); a click while it still runs its script is dropped
+    expect(page.get_by_role("button", name=re.compile(r"0\.1 s"))).to_be_visible(timeout=15_000)
+    settle(page)
 
     # --- the class link's code, whole on the room's screen and in its popover, no tooltip over it --------------
     page.locator('[data-testid="stMain"]').get_by_role("button", name=re.compile("Class link")).click()

@@ -28,7 +28,9 @@ def test_a_commands_process_is_counted_and_what_ran_before_it_is_not():
     figures = measure([sys.executable, "-m", "core.cli.store", "--help"], every=0.05)
     assert figures["exit_status"] == 0
     command = next(r for r in figures["kinds"] if r["kind"] == "other core.cli command")
-    assert command["processes"] == 1 and command["cpu_s"] >= 0.2, figures  # importing the store takes ~1 CPU-s
+    # importing the store takes ~1 CPU-s; other tests' commands may run beside it (./test.sh runs this group beside
+    # both phases) and count under the same kind
+    assert command["processes"] >= 1 and command["cpu_s"] >= 0.2, figures
     # every process's CPU before the command is left out: counted, they would add up to far more than the
     # machine spent while it ran (this test's own process alone has spent seconds)
     assert figures["counted_s"] <= figures["machine_busy_s"] * 1.2 + 0.5, figures
