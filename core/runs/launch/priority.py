@@ -1,13 +1,14 @@
-"""Training below the pages: the worker processes the studio starts train at a lower CPU priority than the app
-server and the browser beside it.
+"""Training below the pages, where a deployment asks for it: the worker processes the studio starts can train at
+a lower CPU priority than the app server and the browser beside it (STUDIO_TRAINING_NICE, 0 to 19; default 0,
+the app's priority).
 
-A run keeps both cores of a small machine busy. At the same priority the page that Start opened waited for its
-share of them: the first step, done, reached the page 0.53-0.64 s later (medians; 0.32-0.31 s with the workers
-niced, bench/start_latency.py, docs/performance.md), and every live view's poll and Draw waited the same way.
-A lower priority gives the cores to the pages only while they ask for them: a run watched live trains as many
-steps as before (bench/live_page_cost.py), and a run alone on the machine takes all of it.
-
-STUDIO_TRAINING_NICE: the workers' niceness, 0 (the app's priority) to 19 (the lowest); default 10.
+A run keeps both cores of a small machine busy, and at the same priority the page that Start opened waits for its
+share of them: with the workers at niceness 10, the first step, done, reached the page in 0.42 and 0.37 s against
+0.59 and 0.46 s (medians, LeNet-5 and the MLP; Start → first live step 0.80 s against 0.91 s for LeNet-5, the
+same 0.98 s for the MLP: bench/start_latency.py, docs/performance.md). It is not the default: a niced worker gets
+a tenth of a core's share against each busy process at the normal priority, and on a loaded machine (the test
+suite's browser phase) a run in slow motion took no step in 3 s. A run must not stall because something else is
+busy; a teacher's laptop that runs nothing else can ask for the quicker page.
 """
 from __future__ import annotations
 
@@ -20,14 +21,14 @@ import psutil
 __all__ = ["TRAINING_NICE_ENV", "DEFAULT_NICE", "training_nice", "lower_priority"]
 
 TRAINING_NICE_ENV = "STUDIO_TRAINING_NICE"
-DEFAULT_NICE = 10
+DEFAULT_NICE = 0
 
 _LOG = logging.getLogger(__name__)
 
 
 def training_nice() -> int:
     """The niceness for training workers (STUDIO_TRAINING_NICE; a value that is not 0-19 is said in the log and
-    the default used)."""
+    the default, 0, used)."""
     raw = os.environ.get(TRAINING_NICE_ENV, "").strip()
     if not raw:
         return DEFAULT_NICE
