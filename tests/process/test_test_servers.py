@@ -14,8 +14,8 @@ def test_a_taken_port_is_never_mistaken_for_the_new_server_and_a_free_one_is_tri
         taken = int(first.url.rsplit(":", 1)[1])
         with pytest.raises(kit._PortTaken):  # the health check answers, but from the first server
             kit.start_server(tmp_path / "given", port=taken)
-        ports = iter([taken])
-        monkeypatch.setattr(kit, "free_port", lambda: next(ports, None) or _free_port())
+        ports, free = iter([taken]), kit.free_port
+        monkeypatch.setattr(kit, "free_port", lambda: next(ports, None) or free())
         second = kit.start_server(tmp_path / "second")
         try:
             assert second.url != first.url and second.proc.poll() is None
@@ -25,6 +25,3 @@ def test_a_taken_port_is_never_mistaken_for_the_new_server_and_a_free_one_is_tri
             second.stop()
     finally:
         first.stop()
-
-
-_free_port = kit.free_port

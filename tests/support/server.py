@@ -1,6 +1,8 @@
 """Start and stop a real `streamlit run app.py` on 127.0.0.1 for browser and load tests."""
 from __future__ import annotations
 
+import contextlib
+
 import os
 import socket
 import subprocess
@@ -53,13 +55,10 @@ def start_server(store: Path, port: int | None = None, extra_env: dict | None = 
     single-user machine's (STUDIO_OPEN=1, the pages' tests). `code`: the checkout whose app it serves
     (bench/page_load_cost.py compares two). Without `port`, a free one: free_port's port can be taken by
     another process before the server binds it, and then the server starts again on another."""
-    for attempt in range(_PORT_TRIES):
-        try:
-            return _start_server_once(store, port or free_port(), extra_env, address, token, code)
-        except _PortTaken:
-            if port is not None or attempt == _PORT_TRIES - 1:
-                raise
-    raise AssertionError("unreachable: the last try returns or raises")
+    for _ in range(_PORT_TRIES - 1 if port is None else 0):
+        with contextlib.suppress(_PortTaken):
+            return _start_server_once(store, free_port(), extra_env, address, token, code)
+    return _start_server_once(store, port or free_port(), extra_env, address, token, code)
 
 
 _PORT_TRIES = 3
