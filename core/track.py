@@ -25,7 +25,6 @@ Stop reach a script only where it asks run.should_stop() (StudioCallback asks af
 """
 from __future__ import annotations
 
-import getpass
 import json
 import math
 import os
@@ -47,7 +46,9 @@ from core.runs.worker.heartbeat import Heartbeat
 from core.runs.worker.recording import StoreControl, StoreRecorder
 from core.runs.rows import EXTERNAL
 from core.runs.store import RunStore
+from core.runs.store.arguments import store_from
 from core.runs.store.run_store import HOST
+from core.runs.people.permissions import script_user
 from core.training.clock import StepClock
 from core.training.early_stopping import BestEpoch
 from core.training.events import EpochMetrics, PhaseEvent, Phase, StepEvent, ValidationEvent
@@ -59,11 +60,7 @@ MAX_SETTINGS_KEYS = 500         # a script's settings: at most this many keys
 MAX_SETTINGS_BYTES = 64 * 1024  # and this many bytes of JSON
 def open_store(store: RunStore | str | os.PathLike | None = None) -> RunStore:
     """The studio's store: the default one, a folder, or a database URL (anything with "://")."""
-    if isinstance(store, RunStore):
-        return store
-    if store is not None and "://" in str(store):
-        return RunStore(database_url=str(store))
-    return RunStore(store)
+    return store_from(store)
 
 
 def _jsonable(config: Mapping[str, Any]) -> str:
@@ -201,19 +198,12 @@ def start_run(name: str | None, config: Mapping[str, Any] | None, store: RunStor
     settings = dict(config or {})
     now = time.time()
     run_id = opened.create_run(studio_config(settings), name=name, source=EXTERNAL, status="running",
-                               exclusive=False, submitter=_who(), params=_jsonable(settings),
+                               exclusive=False, submitter=script_user(), params=_jsonable(settings),
                                started=now, heartbeat=now, pid=os.getpid(), host=HOST,
                                total_steps=total_steps or 0)
     opened.log(run_id, f"tracking a script of its own (pid {os.getpid()}): Pause and Stop reach it where it asks "
                        "run.should_stop()")
     return TrackedRun(opened, run_id, total_steps)
-
-
-def _who() -> str:
-    try:
-        return os.environ.get("STUDIO_USER") or getpass.getuser()
-    except (KeyError, OSError):  # no user name for this uid (a container)
-        return ""
 
 
 @contextmanager

@@ -15,7 +15,8 @@ from pathlib import Path
 
 from core.app.summary_import import SummaryImport
 from core.summaries.training_folders import training_folders
-from core.track import _who, open_store
+from core.runs.people.permissions import script_user
+from core.runs.store.arguments import store_from
 
 __all__ = ["main"]
 
@@ -30,8 +31,8 @@ def main(argv: list[str] | None = None) -> int:
     folders = _folders(args.dirs)
     if folders is None:
         return 2
-    store = open_store(args.store)
-    imports = [SummaryImport(store, f, who=_who()) for f in folders]
+    store = store_from(args.store)
+    imports = [SummaryImport(store, f, who=script_user()) for f in folders]
     if not args.watch:
         for one in imports:
             print(one.update(final=True).line(), flush=True)

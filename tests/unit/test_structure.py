@@ -158,6 +158,15 @@ def test_no_page_or_view_loads_mindspore_when_it_is_imported():
     assert loading == [], "import these modules' MindSpore parts inside the functions that need them"
 
 
+def test_no_command_line_loads_mindspore_when_it_is_imported():
+    """A command loads MindSpore (~2 CPU-seconds, ~350 MB) only once it trains, evaluates or exports, never to
+    read its arguments: `--help`, a wrong folder or a store command answers without it, and
+    `core.cli.import_summary` reads summary files with MindSpore's message classes alone
+    (core/summaries/proto_classes.py)."""
+    loading = sorted(n for n in mindspore_modules() if n.startswith("core.cli."))
+    assert loading == [], "import these commands' MindSpore parts inside the functions that need them"
+
+
 def test_app_pages_holds_only_the_pages_of_the_navigation():
     pages = {path for path, _, _ in PAGES}
     assert {str(p.relative_to(PROJECT_ROOT)) for p in (PROJECT_ROOT / "app_pages").glob("*.py")} == pages

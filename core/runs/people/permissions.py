@@ -10,6 +10,7 @@ who may do everything. No Streamlit here: pages, the command line and tests all 
 """
 from __future__ import annotations
 
+import getpass
 import hashlib
 import os
 import pwd
@@ -68,6 +69,15 @@ def os_user() -> str:
         return pwd.getpwuid(os.getuid()).pw_name
     except KeyError:  # a user id with no name (a container's): the number is who it is
         return f"uid {os.getuid()}"
+
+
+def script_user() -> str:
+    """Who a tracked script or an imported summary is recorded as: $STUDIO_USER, else the login name ("" where
+    this user id has none, as in some containers)."""
+    try:
+        return os.environ.get("STUDIO_USER") or getpass.getuser()
+    except (KeyError, OSError):  # no user name for this uid (a container)
+        return ""
 
 
 def command_line_person(store: RunStore) -> Person:

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from core.runs.store.database import DATABASE_URL_ENV, DatabaseError
 from core.runs.store.run_store import DATA_DIR_ENV, RunStore, StoreError
 
-__all__ = ["add_store_arguments", "open_store"]
+__all__ = ["add_store_arguments", "open_store", "store_from"]
 
 
 def add_store_arguments(ap: argparse.ArgumentParser, required: bool = False) -> None:
@@ -28,3 +29,13 @@ def open_store(args: argparse.Namespace, upgrade_schema: bool = False) -> RunSto
     except (DatabaseError, StoreError) as e:
         print(f"error: {e}", file=sys.stderr)
         raise SystemExit(2) from None
+
+
+def store_from(store: RunStore | str | os.PathLike | None = None) -> RunStore:
+    """The store one value names, as a script or `--store` gives it: a RunStore, a folder, a database URL
+    (anything with "://"), or None for the default one."""
+    if isinstance(store, RunStore):
+        return store
+    if store is not None and "://" in str(store):
+        return RunStore(database_url=str(store))
+    return RunStore(store)
