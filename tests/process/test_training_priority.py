@@ -16,10 +16,14 @@ from tests.support.helpers import wait_for
 
 
 def _thread_nices(pid: int) -> set[int]:
-    """The niceness of each of the process's threads (/proc/PID/task/TID/stat, field 19)."""
+    """The niceness of each of the process's threads (/proc/PID/task/TID/stat, field 19). A thread that ends
+    between the listing and its reading has no niceness left to show, and is left out."""
     nices = set()
     for stat in Path(f"/proc/{pid}/task").glob("*/stat"):
-        after_name = stat.read_text().rsplit(")", 1)[1].split()
+        try:
+            after_name = stat.read_text().rsplit(")", 1)[1].split()
+        except (FileNotFoundError, ProcessLookupError):  # that thread has ended
+            continue
         nices.add(int(after_name[16]))  # fields from the state (3rd) on: the 19th is nice
     return nices
 
