@@ -46,7 +46,7 @@ from core.runs.worker.heartbeat import Heartbeat
 from core.runs.worker.recording import StoreControl, StoreRecorder
 from core.runs.rows import EXTERNAL
 from core.runs.store import RunStore
-from core.runs.store.arguments import store_from
+from core.runs.store.arguments import store_from as open_store  # a store named by a folder, a URL or None
 from core.runs.store.run_store import HOST
 from core.runs.people.permissions import script_user
 from core.training.clock import StepClock
@@ -58,9 +58,6 @@ __all__ = ["TrackedRun", "track_run", "StudioCallback", "open_store"]
 
 MAX_SETTINGS_KEYS = 500         # a script's settings: at most this many keys
 MAX_SETTINGS_BYTES = 64 * 1024  # and this many bytes of JSON
-def open_store(store: RunStore | str | os.PathLike | None = None) -> RunStore:
-    """The studio's store: the default one, a folder, or a database URL (anything with "://")."""
-    return store_from(store)
 
 
 def _jsonable(config: Mapping[str, Any]) -> str:
