@@ -25,13 +25,18 @@ except DataError as e:
     st.error(say(e))
     st.stop()
 splits = (["test"] if folder.has_test else []) + ["validation"]
+if st.session_state.get("eval_split") not in (None, *splits):  # kept by its label, which names the test images'
+    st.session_state["eval_split"] = splits[0]  # count: another folder's label is no split here (Streamlit returns it)
 split = st.radio(t("evaluate.split"), splits, horizontal=True, key="eval_split",
                  format_func=lambda s: t("evaluate.split_test", n=folder.test_count) if s == "test"
                  else t("evaluate.split_validation"))
 
+shifts = st.toggle(t("evaluate.shifts"), key="eval_shifts", help=t("evaluate.shifts_help"))
+
 key = (checkpoint, str(folder.root), split)
 if st.session_state.get("eval_key") != key:
     st.session_state.pop("eval_report", None)
+    st.session_state.pop("eval_shifted", None)
     forget_cell()
 # Evaluated once per (checkpoint, folder, split), then kept for this session.
 if "eval_report" not in st.session_state:
@@ -42,10 +47,17 @@ if "eval_report" not in st.session_state:
     except (CheckpointError, DataError, ValueError) as e:
         st.error(say(e))
         st.stop()
-r = st.session_state["eval_report"]
+r = plain = st.session_state["eval_report"]
+if shifts:  # the same checkpoint, each image read with its four 1-pixel shifts; kept beside the plain reading
+    if "eval_shifted" not in st.session_state:
+        with st.spinner(t("evaluate.evaluating")):
+            st.session_state["eval_shifted"] = model_service.evaluate(checkpoint, str(folder.root), split,
+                                                                      shifts=True)
+    r = st.session_state["eval_shifted"]
 c = st.columns(3)
-c[0].metric(t("evaluate.accuracy"), f"{r.accuracy:.2%}")
-c[1].metric(t("evaluate.loss"), f"{r.loss:.4f}")
+c[0].metric(t("evaluate.accuracy"), f"{r.accuracy:.2%}",
+            delta=t("evaluate.shifts_gain", points=100 * (r.accuracy - plain.accuracy)) if shifts else None)
+c[1].metric(t("evaluate.loss_shifted") if shifts else t("evaluate.loss"), f"{r.loss:.4f}")
 c[2].metric(t("evaluate.misclassified"), t("evaluate.n_of_m", n=len(r.misclassified), m=len(r.labels)))
 if split == "validation" and run.best_val_acc is not None:  # two validation accuracies: say which is which
     at = t("evaluate.which_accuracy_at", epoch=run.checkpoint_epoch) if run.checkpoint_epoch else ""

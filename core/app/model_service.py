@@ -139,12 +139,15 @@ def inspect(path: str | os.PathLike, image: np.ndarray):
         return _inspect(model.net, image)
 
 
-def evaluate(path: str | os.PathLike, data_dir: str | None, split: str):
-    """metrics.Report of a checkpoint on a split of a MNIST folder."""
-    from core.model.evaluation import evaluate as _evaluate  # deferred: MindSpore
+def evaluate(path: str | os.PathLike, data_dir: str | None, split: str, shifts: bool = False):
+    """metrics.Report of a checkpoint on a split of a MNIST folder (shifts: each image read with its four 1-pixel
+    shifts, core.model.shift_reading)."""
+    from core.model.evaluation import evaluate as _evaluate, evaluate_shifted  # deferred: MindSpore
     model = load_model(path)
     folder = validate_mnist_dir(data_dir)
     with MINDSPORE_LOCK:
+        if shifts:
+            return evaluate_shifted(model.net, folder, split, model.config.val_fraction)
         return _evaluate(model.net, model.config.loss, folder, split, model.config.val_fraction)
 
 

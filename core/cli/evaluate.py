@@ -1,6 +1,7 @@
-"""Command line: python -m core.cli.evaluate <checkpoint.ckpt> [--data-dir DIR] [--split test|validation]
+"""Command line: python -m core.cli.evaluate <checkpoint.ckpt> [--data-dir DIR] [--split test|validation] [--shifts]
 
-Reports a checkpoint's test metrics: accuracy, loss, per-class precision/recall/F1, the confusion matrix.
+Reports a checkpoint's test metrics: accuracy, loss, per-class precision/recall/F1, the confusion matrix; with
+--shifts, of each image read with its four 1-pixel shifts, probabilities averaged (core.model.shift_reading).
 """
 from __future__ import annotations
 
@@ -19,6 +20,9 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--split", choices=("test", "validation"), default=None,
                     help="default: test when the folder has one, else validation")
     ap.add_argument("--mode", choices=("graph", "pynative"), default="pynative")
+    ap.add_argument("--shifts", action="store_true",
+                    help="read each image with its four 1-pixel shifts and average the probabilities (test-time "
+                         "augmentation); the loss is then the cross-entropy of that average")
     return ap
 
 
@@ -27,17 +31,22 @@ def main(argv: list[str] | None = None) -> int:
     prepare_process(None)
     # deferred: these import mindspore, which must come after prepare_process
     from core.model.checkpoint import CheckpointError, load
-    from core.model.evaluation import evaluate
+    from core.model.evaluation import evaluate, evaluate_shifted
     try:
         folder = validate_mnist_dir(args.data_dir)
         set_mode(args.mode)
         model = load(args.checkpoint)
         split = args.split or ("test" if folder.has_test else "validation")
-        r = evaluate(model.net, model.config.loss, folder, split, model.config.val_fraction)
+        if args.shifts:
+            r = evaluate_shifted(model.net, folder, split, model.config.val_fraction)
+        else:
+            r = evaluate(model.net, model.config.loss, folder, split, model.config.val_fraction)
     except (DataError, CheckpointError, ValueError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
-    print(f"{model.config.network} from {args.checkpoint} on {folder.root} ({split}, {len(r.labels):,} images)")
+    reading = ", each with its four 1-pixel shifts" if args.shifts else ""
+    print(f"{model.config.network} from {args.checkpoint} on {folder.root} "
+          f"({split}, {len(r.labels):,} images{reading})")
     _print_report(r)
     return 0
 

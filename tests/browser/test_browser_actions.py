@@ -4,7 +4,7 @@ uploaded (valid and invalid), downloaded, exported (MindIR, ONNX) and the file d
 canvas's stroke width and Clear, and a prediction whose checkpoint was deleted; runs chosen on Compare and Runs
 staying chosen while their status, accuracy and name change; the language switch on every page;
 the Data page's three sources, with a download from a mirror on 127.0.0.1 showing progress and cancelled; Evaluate
-on a folder."""
+on a folder, read with the four 1-pixel shifts."""
 import re
 from pathlib import Path
 
@@ -310,4 +310,12 @@ def test_the_data_pages_three_sources_a_download_cancelled_and_evaluate_on_a_fol
     page.get_by_role("textbox", name=re.compile("MNIST folder to evaluate on")).fill(str(shared_mnist))
     page.keyboard.press("Enter")
     expect(page.get_by_text(re.compile(r"of 10,000$")).first).to_be_visible(timeout=120_000)  # the official 10,000
+    settle(page)
+    page.get_by_text("Read each image with its four 1-pixel shifts").click()  # test-time augmentation
+    expect(page.get_by_text(re.compile(r"\d\.\d\d points against one reading")).first).to_be_visible(
+        timeout=120_000)
+    expect(page.get_by_text("cross-entropy of the averaged reading").first).to_be_visible()
+    # the rerun after the folder changed keeps the test split: its label, which names the count, changed with it
+    expect(page.get_by_role("radio", name="test (10,000 images)")).to_be_checked()
+    assert "unknown split" not in page.inner_text("body")
     assert "Traceback" not in page.inner_text("body")

@@ -75,6 +75,21 @@ def test_evaluate_shows_metrics(with_run, small_mnist):
     assert "of 500" in labels["misclassified"]
 
 
+def test_evaluate_reads_with_shifts_and_says_the_gain_against_one_reading(with_run, small_mnist):
+    at = page("evaluate")
+    at.text_input(key="eval_dir").input(str(small_mnist)).run()
+    plain = {m.label: m for m in at.metric}
+    assert not plain["accuracy"].delta and "loss" in plain
+    at.toggle(key="eval_shifts").set_value(True).run()
+    assert not at.exception, [e.value for e in at.exception]
+    shifted = {m.label: m for m in at.metric}
+    assert "loss" not in shifted and "cross-entropy of the averaged reading" in shifted
+    gain = float(shifted["accuracy"].value[:-1]) - float(plain["accuracy"].value[:-1])  # k/500: exact in 2 places
+    assert shifted["accuracy"].delta == f"{gain:+.2f} points against one reading"
+    at.toggle(key="eval_shifts").set_value(False).run()
+    assert {m.label: m.value for m in at.metric}["accuracy"] == plain["accuracy"].value
+
+
 def test_evaluate_on_the_validation_split_says_which_of_two_accuracies_it_shows(with_run, small_mnist):
     store, run_id = with_run
     store.update(run_id, best_val_acc=0.9512, best_epoch=2, checkpoint_epoch=3)
