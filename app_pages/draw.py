@@ -47,6 +47,7 @@ with left:
                        width=280, drawing_mode="freedraw", update_streamlit=True, return_image_data=True,
                        key="canvas")
     show_canvas_toolbar()
+    shifts = st.toggle(t("draw.shifts"), key="draw_shifts", help=t("draw.shifts_help"))
 digit: np.ndarray | None
 try:
     views = readings(canvas.image_data if canvas is not None else None)
@@ -57,10 +58,10 @@ except DrawingError as e:
 if digit is not None:
     st.session_state[LAST_DRAWING] = digit  # Runs' export check reads it too
     with mid:
-        st.caption(t("draw.network_sees"))
+        st.caption(t("draw.network_sees") + (t("draw.seen_shifted") if shifts else ""))
         st.image(list(views), width=84, caption=[t("draw.seen_evened"), t("draw.seen_as_drawn")])
     try:
-        probs = model_service.predict(checkpoint, views).mean(axis=0)
+        probs = model_service.read_drawing(checkpoint, views, shifts=shifts)
     except CheckpointError as e:
         st.error(say(e))
         st.stop()

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import base64
+import functools
 import hashlib
 import io
 import re
@@ -162,6 +163,7 @@ def sha256(path: Path) -> str:
 def score(args) -> int:
     from core.app import model_service
     from core.data.drawing import readings
+    from core.model.shift_reading import averaged_probabilities
 
     data = np.load(args.drawings)
     canvas, meta = data["canvas"], data["meta"]
@@ -181,10 +183,15 @@ def score(args) -> int:
                     raise SystemExit(f"the page read drawing {index} as {page_digit}, this score as {page[index]}: "
                                      "the page reads drawings another way than this score does")
         right = page == meta[:, 1]
+        read = functools.partial(model_service.predict, path)
+        shifted = averaged_probabilities(read, views[:, 0]) + averaged_probabilities(read, views[:, 1])  # the
+        # page's reading with its switch "Read each view with its four 1-pixel shifts too" (model_service.read_drawing)
         row = {"label": label or Path(path).parent.name,
                "test_set": accuracy(model_service.predict(path, all_images).argmax(1), all_labels),
                "same_test_digits": accuracy(model_service.predict(path, images).argmax(1), labels),
-               "drawn": round(float(right.mean()), 4), "drawn_evened": accuracy(probs[0].argmax(1), meta[:, 1]),
+               "test_set_shifted": accuracy(averaged_probabilities(read, all_images).argmax(1), all_labels),
+               "drawn": round(float(right.mean()), 4), "drawn_shifted": accuracy(shifted.argmax(1), meta[:, 1]),
+               "drawn_evened": accuracy(probs[0].argmax(1), meta[:, 1]),
                "drawn_as_drawn": accuracy(probs[1].argmax(1), meta[:, 1]), "drawings": len(meta)}
         for column, name in ((2, "pen"), (3, "size")):
             for value in sorted(set(meta[:, column])):

@@ -22,6 +22,7 @@ from core.messages import Message
 from core.formats import ModelFormat
 from core.model.export import export as _export
 from core.model.export_check import agreement, predict_exported
+from core.model.shift_reading import averaged_probabilities
 from core.runs.store import RunStore
 from core.runtime import set_mode
 
@@ -129,6 +130,13 @@ def predict(path: str | os.PathLike, images: np.ndarray) -> np.ndarray:
     model = load_model(path)
     with MINDSPORE_LOCK:
         return _predict(model.net, images)
+
+
+def read_drawing(path: str | os.PathLike, views: np.ndarray, shifts: bool = False) -> np.ndarray:
+    """Class probabilities (10,) of a drawing from its views (core.data.drawing.readings), averaged; shifts: each
+    view also read with its four 1-pixel shifts (core.model.shift_reading)."""
+    per_view = averaged_probabilities(lambda images: predict(path, images), views) if shifts else predict(path, views)
+    return per_view.mean(axis=0)
 
 
 def inspect(path: str | os.PathLike, image: np.ndarray):

@@ -136,6 +136,9 @@ def test_train_live_reload_second_browser_evaluate_and_draw(server, browser):
     drawn = ink(page)
     assert drawn > 500, drawn
     expect(page.get_by_text("Prediction: 7")).to_be_visible(timeout=30_000)
+    switch_on(page, "Read each view with its four 1-pixel shifts too")  # ten readings of the drawing, averaged
+    expect(page.get_by_text("each also moved one pixel up, down, left and right")).to_be_visible(timeout=30_000)
+    expect(page.get_by_text("Prediction: 7")).to_be_visible(timeout=30_000)
 
     page.goto(server + "/configure?epochs=3")  # a second run with the same settings, to compare the two
     expect(page.get_by_text("Configuration is valid")).to_be_visible(timeout=60_000)

@@ -7,6 +7,7 @@ import sys
 import numpy as np
 
 from core import PROJECT_ROOT
+from core.app import model_service
 from core.data.folders import load_arrays, validate_mnist_dir
 from core.model import checkpoint
 from core.model.evaluation import evaluate_shifted, predict
@@ -69,3 +70,16 @@ def test_the_command_line_evaluates_with_shifts(trained_ckpt, small_mnist):
     assert "(test, 500 images, each with its four 1-pixel shifts)" in p.stdout, p.stdout
     said = float(re.search(r"accuracy ([\d.]+)", p.stdout).group(1))
     assert said == round(expected.accuracy, 4), p.stdout
+
+
+def test_a_drawing_read_with_shifts_averages_ten_readings_of_its_two_views(trained_ckpt, small_mnist):
+    """The Draw page's reading (model_service.read_drawing): its two views, each with its four shifts or alone."""
+    images, _ = load_arrays(validate_mnist_dir(small_mnist), "test")
+    views = images[:2]  # two views of one drawing, as core.data.drawing.readings gives them
+    plain = model_service.read_drawing(str(trained_ckpt), views)
+    assert np.allclose(plain, model_service.predict(str(trained_ckpt), views).mean(axis=0))
+    ten = [model_service.predict(str(trained_ckpt), rolled(views, dy, dx)) for dy, dx in SHIFTS]
+    shifted_reading = model_service.read_drawing(str(trained_ckpt), views, shifts=True)
+    assert shifted_reading.shape == (10,) and np.isclose(shifted_reading.sum(), 1.0, atol=1e-5)
+    assert np.allclose(shifted_reading, np.mean(ten, axis=0).mean(axis=0), atol=1e-6)
+    assert not np.allclose(shifted_reading, plain, atol=1e-4)  # the shifts change what it reads
