@@ -86,12 +86,17 @@ def test_a_sweep_configured_in_the_browser_runs_and_shows_linked_parallel_coordi
             # a rerun may still show the caption it replaces for a moment: two of it, the same words
             expect(page.get_by_text("Curves of 4 of 4 settings").first).to_be_visible(timeout=30_000)
             by_rate = page.locator('[data-testid="stPlotlyChart"]').first.locator(".js-plotly-plot")
-            wait_for(lambda: by_rate.evaluate("p => p.data[0].error_y.array.length") == 4, timeout=30,
-                     what="each rate's accuracy with its seeds' spread")
-            assert by_rate.evaluate("p => p.layout.xaxis.type") != "log", "0.01–0.1 is one decade: a linear axis"
+            # Each read in one evaluation, of a chart drawn: a rerun may replace the chart between two reads, and
+            # a chart just replaced has no data and layout until Plotly draws it (seen in a clean-clone CI).
+            axis = wait_for(lambda: by_rate.evaluate(
+                "p => p.data && p.layout && p.data[0].error_y && p.data[0].error_y.array.length === 4"
+                " ? String(p.layout.xaxis && p.layout.xaxis.type) : null"), timeout=30,
+                what="each rate's accuracy with its seeds' spread")
+            assert axis != "log", "0.01–0.1 is one decade: a linear axis"
             curves = page.locator('[data-testid="stPlotlyChart"]').nth(1).locator(".js-plotly-plot")
-            assert curves.evaluate("p => p.data.filter(t => t.error_y && t.error_y.array).length") >= 4, \
-                "a 1-epoch setting's seeds as a point with error bars"
+            wait_for(lambda: curves.evaluate(
+                "p => p.data ? p.data.filter(t => t.error_y && t.error_y.array).length : 0") >= 4, timeout=30,
+                what="a 1-epoch setting's seeds as a point with error bars")
             shot(page, "sweep-1-finished")
             low = page.locator('[data-testid="stSlider"]').first.get_by_role("slider").first
             narrow_by_one_step(page, low)  # the lowest learning rate, 0.01, is now outside the range
