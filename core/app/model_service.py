@@ -150,13 +150,11 @@ def inspect(path: str | os.PathLike, image: np.ndarray):
 def evaluate(path: str | os.PathLike, data_dir: str | None, split: str, shifts: bool = False):
     """metrics.Report of a checkpoint on a split of a MNIST folder (shifts: each image read with its four 1-pixel
     shifts, core.model.shift_reading)."""
-    from core.model.evaluation import evaluate as _evaluate, evaluate_shifted  # deferred: MindSpore
+    from core.model.evaluation import evaluate as _evaluate  # deferred: MindSpore
     model = load_model(path)
     folder = validate_mnist_dir(data_dir)
     with MINDSPORE_LOCK:
-        if shifts:
-            return evaluate_shifted(model.net, folder, split, model.config.val_fraction)
-        return _evaluate(model.net, model.config.loss, folder, split, model.config.val_fraction)
+        return _evaluate(model.net, model.config.loss, folder, split, model.config.val_fraction, shifts=shifts)
 
 
 def pipeline_steps(image: np.ndarray) -> list[tuple[str, np.ndarray]]:

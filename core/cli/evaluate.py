@@ -31,16 +31,13 @@ def main(argv: list[str] | None = None) -> int:
     prepare_process(None)
     # deferred: these import mindspore, which must come after prepare_process
     from core.model.checkpoint import CheckpointError, load
-    from core.model.evaluation import evaluate, evaluate_shifted
+    from core.model.evaluation import evaluate
     try:
         folder = validate_mnist_dir(args.data_dir)
         set_mode(args.mode)
         model = load(args.checkpoint)
         split = args.split or ("test" if folder.has_test else "validation")
-        if args.shifts:
-            r = evaluate_shifted(model.net, folder, split, model.config.val_fraction)
-        else:
-            r = evaluate(model.net, model.config.loss, folder, split, model.config.val_fraction)
+        r = evaluate(model.net, model.config.loss, folder, split, model.config.val_fraction, shifts=args.shifts)
     except (DataError, CheckpointError, ValueError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 1

@@ -58,8 +58,11 @@ def evaluation_set(folder: MnistFolder, split: str, val_fraction: float) -> tupl
 
 
 def evaluate(net: nn.Cell, loss_name: str, folder: MnistFolder, split: str, val_fraction: float,
-             batch_size: int = 500) -> Report:
-    """A metrics.Report for the network on the chosen split."""
+             batch_size: int = 500, shifts: bool = False) -> Report:
+    """A metrics.Report for the network on the chosen split (shifts: each image read with its four 1-pixel
+    shifts, evaluate_shifted)."""
+    if shifts:
+        return evaluate_shifted(net, folder, split, val_fraction)
     file_split, indices = evaluation_set(folder, split, val_fraction)
     dataset = create_dataset(folder, file_split, indices, batch_size, shuffle=False)
     loss, _, logits, labels = evaluate_batches(NetWithLoss(net, build_loss(loss_name)), dataset)
