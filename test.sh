@@ -22,11 +22,11 @@ fi
 # beside both phases in one more process at the lowest priority: the phases leave ~10 % of the cores idle while
 # their tests wait for servers, browsers and runs, and the unit tests (~100 CPU-seconds, all CPU) take only that,
 # instead of adding their time to phase 1. Its tests that wait against a clock (marked `deadline`) run in phase 1.
-# One cache of the C++ operators and one of the drawn-looking digits for both phases: each phase's pytest would
-# otherwise make its own (tests/conftest.py; its workers share their controller's), and build the operators again
-# with g++, ~10 CPU-seconds. Both caches are written atomically.
+# One cache of the C++ operators, one of the drawn-looking digits and one of warm workers' graphs for both phases:
+# each phase's pytest would otherwise make its own (tests/conftest.py; its workers share their controller's), and
+# build the operators again with g++, ~10 CPU-seconds. The caches are written atomically.
 shared_caches=()
-for cache in STUDIO_KERNEL_CACHE STUDIO_DATA_CACHE; do
+for cache in STUDIO_KERNEL_CACHE STUDIO_DATA_CACHE STUDIO_GRAPH_CACHE_DIR; do
   if [ -z "${!cache:-}" ]; then
     printf -v "$cache" '%s' "$(mktemp -d -t studio-cache-XXXXXX)"
     export "${cache?}"

@@ -27,10 +27,12 @@ os.environ["STUDIO_DISPATCH"] = "0"
 os.environ["STUDIO_OPEN"] = "1"
 # The custom operators' library is built once per test session into a temporary folder (core.kernels), not
 # into the user's cache; the processes the tests start (xdist's workers too) inherit the folder. Likewise the
-# drawn-looking training digits (core/data/drawn_look.py). ./test.sh gives both of its phases one of each; a
-# folder made here goes when this session ends (pytest_unconfigure).
+# drawn-looking training digits (core/data/drawn_look.py) and the warm workers' compiled graphs
+# (core/training/graph_cache.py). ./test.sh gives both of its phases one of each; a folder made here goes when
+# this session ends (pytest_unconfigure).
 _CACHES_MADE_HERE: list[str] = []
-for _cache, _prefix in (("STUDIO_KERNEL_CACHE", "studio-kernels-"), ("STUDIO_DATA_CACHE", "studio-data-")):
+for _cache, _prefix in (("STUDIO_KERNEL_CACHE", "studio-kernels-"), ("STUDIO_DATA_CACHE", "studio-data-"),
+                        ("STUDIO_GRAPH_CACHE_DIR", "studio-graphs-")):
     if not os.environ.get(_cache):
         os.environ[_cache] = tempfile.mkdtemp(prefix=_prefix)
         _CACHES_MADE_HERE.append(os.environ[_cache])

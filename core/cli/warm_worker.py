@@ -40,6 +40,8 @@ COMPILED_AHEAD = "warm worker: compiled ahead for"  # its log, once a model's gr
 MAX_RUNS = 50  # then a fresh process: nothing a long life gathers (caches, fragments) builds up
 # Runs that ended by the training loop's own return: the process is as sound as before. A stopped run may have
 # been signalled, a failed one left anything behind: its worker ends.
+_GRAPHS = {"loaded": "its graphs loaded from the graph cache", "saved": "its graphs kept in the graph cache",
+           "compiled": "compiled"}  # how prepare's graphs came (core.training.graph_cache), said in the log
 REUSABLE = (Status.COMPLETED, Status.EARLY_STOPPED, Status.PRUNED, Status.DIVERGED)
 
 
@@ -60,7 +62,7 @@ def main(argv: list[str] | None = None) -> int:
     inbox = Inbox(args.network)
     if args.run is None:
         inbox.take_waiting()  # the settings a page showed already (the pool sends them as it starts a worker)
-        _prepare_model(inbox.wanted)
+        _prepare_model(inbox.wanted, first=True)
     print(f"{READY} {args.network} in {time.monotonic() - began:.1f} s (pid {os.getpid()})", flush=True)
     run_id = args.run or inbox.next_run(None)
     store = open_store(args) if run_id else None
@@ -177,10 +179,12 @@ def _say_ready(fd: int) -> bool:
         return False
 
 
-def _prepare_model(config: TrainConfig) -> None:
+def _prepare_model(config: TrainConfig, first: bool = False) -> None:
     """config's model built and its first graphs compiled now, not after Start (a run takes it when its graphs are
     the same: core.training.prepared); LeNet-5's custom operators built and loaded with it. Nothing is compiled
-    again for the same graphs, nor for settings a warm worker does not train (core.training.prepared.preparable)."""
+    again for the same graphs, nor for settings a warm worker does not train (core.training.prepared.preparable).
+    first: nothing has been compiled in this process yet, so the graphs may come from the graph cache, which a
+    warm worker of the same graphs filled before (core.training.graph_cache)."""
     from core.training.build import prepare_data  # deferred: MindSpore, after prepare_process
     from core.training import prepared  # deferred: MindSpore
     if not prepared.preparable(config):
@@ -191,9 +195,9 @@ def _prepare_model(config: TrainConfig) -> None:
             return  # still there: the last run built its own, or these settings compile the same graphs
         prepared.discard(config.network)
         began = time.monotonic()
-        prepared.prepare(config, data.steps_per_epoch)
+        how = prepared.prepare(config, data.steps_per_epoch, cache=first)
         print(f"{COMPILED_AHEAD} {config.shape_label}, batch {config.batch_size} "
-              f"({time.monotonic() - began:.1f} s)", flush=True)
+              f"({time.monotonic() - began:.1f} s; {_GRAPHS[how]})", flush=True)
     except Exception as e:  # the run still trains, on a model built when it starts (as without a warm worker)
         print(f"warm worker: the {config.shape_label} model could not be prepared ({e}); runs build their own",
               file=sys.stderr, flush=True)

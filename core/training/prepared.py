@@ -20,6 +20,7 @@ import numpy as np
 from core.config import TrainConfig
 from core.model.network_build import training_network
 from core.runtime import set_mode, settle_heap
+from core.training import graph_cache
 from core.training.build import Model, build_model
 from core.training.parallel import Parallel
 from core.training.resume_state import ResumeState
@@ -51,16 +52,25 @@ def preparable(config: TrainConfig) -> bool:
             and config.init_checkpoint is None)
 
 
-def prepare(config: TrainConfig, steps_per_epoch: int) -> None:
-    """Build config's model and compile its first call's graphs now, for the next run of the same graphs."""
+def prepare(config: TrainConfig, steps_per_epoch: int, cache: bool = False) -> str:
+    """Build config's model and compile its first call's graphs now, for the next run of the same graphs.
+    cache: this is the process's first compilation, and its graphs may be loaded from, and kept in, the graph
+    cache (core.training.graph_cache). Returns how the graphs came: "loaded", "saved" or "compiled"."""
     if config.mode != "graph" or config.style != "cell":
-        return  # PyNative compiles nothing ahead; the functional style's step is not a Cell to compile
+        return "compiled"  # PyNative compiles nothing ahead; the functional style's step is not a Cell to compile
     set_mode(config.mode)
     settle_heap()  # the compilations below each run a garbage collection (core.runtime.settle_heap)
     model = build_model(config, None, None, steps_per_epoch, compiled_ahead=True)
-    model.step.compile(ms.Tensor(np.zeros((config.batch_size, 1, 28, 28), np.float32)),
-                       ms.Tensor(np.zeros(config.batch_size, np.int32)))
+    images = ms.Tensor(np.zeros((config.batch_size, 1, 28, 28), np.float32))
+    labels = ms.Tensor(np.zeros(config.batch_size, np.int32))
+    if cache:
+        how = graph_cache.compile_once((repr(graph_settings(config)), str(steps_per_epoch), str(model.step.k)),
+                                       lambda: model.step.compile(images, labels))
+    else:
+        model.step.compile(images, labels)
+        how = "compiled"
     _READY[config.network] = (graph_settings(config), steps_per_epoch, model)
+    return how
 
 
 def prepared_settings(network: str) -> tuple[TrainConfig, int] | None:
