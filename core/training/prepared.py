@@ -29,9 +29,11 @@ from core.training.weight_arrays import restore, snapshot
 __all__ = ["TAKEN", "prepare", "preparable", "model_for", "graph_settings", "prepared_settings", "discard"]
 
 # Settings that change what a run trains on or for how long, not its graphs (the learning rate is a Parameter the
-# step reads, set for the run; a schedule is not: it is a list of rates inside the graph).
+# step reads, set for the run; a schedule is not: it is a list of every step's rate inside the graph, so with a
+# schedule the rate and the number of epochs shape the graphs too).
 _OUTSIDE_THE_GRAPHS = ("epochs", "seed", "val_fraction", "early_stopping", "patience", "num_parallel_workers",
                        "data_dir", "validate_every", "augment", "drawn_look", "learning_rate")
+_SCHEDULE_SETTINGS = ("epochs", "learning_rate")
 TAKEN = "this run trains the model compiled before it (core.training.prepared)"
 # network -> (graph settings, steps per epoch: a learning-rate schedule's graph holds every step's rate, model)
 _READY: dict[str, tuple[TrainConfig, int, Model]] = {}
@@ -40,7 +42,7 @@ _READY: dict[str, tuple[TrainConfig, int, Model]] = {}
 def graph_settings(config: TrainConfig) -> TrainConfig:
     """config with every setting that does not shape its graphs at the default (two runs with equal graph
     settings compile the same graphs)."""
-    neutral = [f for f in _OUTSIDE_THE_GRAPHS if f != "learning_rate" or config.lr_schedule == "constant"]
+    neutral = [f for f in _OUTSIDE_THE_GRAPHS if f not in _SCHEDULE_SETTINGS or config.lr_schedule == "constant"]
     defaults = TrainConfig()
     return dataclasses.replace(config, **{f: getattr(defaults, f) for f in neutral})
 

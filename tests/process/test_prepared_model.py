@@ -72,3 +72,15 @@ def test_a_learning_rate_schedule_is_taken_only_for_the_same_steps_per_epoch(sma
     prepare_for(config.with_(data_dir=None))
     run(config)
     assert "mlp" in prepared._READY, "another number of steps per epoch: the run built its own model"
+
+
+def test_a_learning_rate_schedule_is_taken_only_for_the_same_number_of_epochs(small_mnist):
+    """A schedule spans the run: prepared for one epoch, its rates end where a two-epoch run is half done."""
+    config = TrainConfig(network="mlp", epochs=2, data_dir=str(small_mnist), lr_schedule="cosine")
+    assert prepared.graph_settings(config) != prepared.graph_settings(config.with_(epochs=1))
+    prepare_for(config.with_(epochs=1))
+    run(config)
+    assert "mlp" in prepared._READY, "another number of epochs: the run built its own model"
+    assert prepared.graph_settings(config.with_(lr_schedule="constant")) == \
+        prepared.graph_settings(config.with_(lr_schedule="constant", epochs=1)), "a constant rate: epochs do not count"
+
