@@ -30,6 +30,7 @@ from core.runs.store import RunBusy, RunStore
 from core.runs.worker.start_weights import checkpoint_for
 from core.runs.store.arguments import add_store_arguments, open_store
 from core.runtime import prepare_process
+from core.training import graph_cache
 from core.training.clock import about
 from core.training.events import (Callback, EpochMetrics, SettingEvent, LogEvent, PhaseEvent, StepEvent,
                                   ValidationEvent)
@@ -239,6 +240,7 @@ def cluster_from_args(args: argparse.Namespace) -> ClusterSpec:
 
 def _execute(store: RunStore, run_id: str, out: str | None, cluster: ClusterSpec) -> int:
     from core.runs.worker.execute import execute  # deferred: imports mindspore, after prepare_process
+    graph_cache.allow()  # a training process: its run's first graphs may come from the graph cache
     progress = ProgressBar()
     try:
         status = execute(store, run_id, [progress], cluster)

@@ -33,6 +33,7 @@ from core.runs.store import RunStore
 from core.runs.worker.entry import raise_interrupt
 from core.runs.store.arguments import add_store_arguments, open_store
 from core.runtime import prepare_process, release_heap
+from core.training import graph_cache
 
 READY = "warm worker ready:"  # its log says when it could take a run (bench/start_latency.py waits for it)
 QUEUED_WAIT_S = 2 * TICK_S  # after a run, how long a worker started ahead waits for a queued run, before compiling
@@ -57,12 +58,13 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     began = time.monotonic()
     prepare_process(args.network)
+    graph_cache.allow()
     signal.signal(signal.SIGTERM, raise_interrupt)
     from core.runs.worker.execute import execute  # deferred: warming up is loading MindSpore and the trainer now
     inbox = Inbox(args.network)
     if args.run is None:
         inbox.take_waiting()  # the settings a page showed already (the pool sends them as it starts a worker)
-        _prepare_model(inbox.wanted, first=True)
+        _prepare_model(inbox.wanted)
     print(f"{READY} {args.network} in {time.monotonic() - began:.1f} s (pid {os.getpid()})", flush=True)
     run_id = args.run or inbox.next_run(None)
     store = open_store(args) if run_id else None
@@ -179,12 +181,12 @@ def _say_ready(fd: int) -> bool:
         return False
 
 
-def _prepare_model(config: TrainConfig, first: bool = False) -> None:
+def _prepare_model(config: TrainConfig) -> None:
     """config's model built and its first graphs compiled now, not after Start (a run takes it when its graphs are
     the same: core.training.prepared); LeNet-5's custom operators built and loaded with it. Nothing is compiled
     again for the same graphs, nor for settings a warm worker does not train (core.training.prepared.preparable).
-    first: nothing has been compiled in this process yet, so the graphs may come from the graph cache, which a
-    warm worker of the same graphs filled before (core.training.graph_cache)."""
+    The first model's graphs come from the graph cache when a process of the same graphs kept them there
+    (core.training.graph_cache)."""
     from core.training.build import prepare_data  # deferred: MindSpore, after prepare_process
     from core.training import prepared  # deferred: MindSpore
     if not prepared.preparable(config):
@@ -195,7 +197,7 @@ def _prepare_model(config: TrainConfig, first: bool = False) -> None:
             return  # still there: the last run built its own, or these settings compile the same graphs
         prepared.discard(config.network)
         began = time.monotonic()
-        how = prepared.prepare(config, data.steps_per_epoch, cache=first)
+        how = prepared.prepare(config, data.steps_per_epoch)
         print(f"{COMPILED_AHEAD} {config.shape_label}, batch {config.batch_size} "
               f"({time.monotonic() - began:.1f} s; {_GRAPHS[how]})", flush=True)
     except Exception as e:  # the run still trains, on a model built when it starts (as without a warm worker)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import sys
 
 from core.runs.worker.entry import open_run
+from core.training import graph_cache
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -16,6 +17,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     store, run, data_dir = opened
     from core.runs.worker.execute import execute  # deferred: imports mindspore, after open_run's prepare_process
+    graph_cache.allow()  # a training process: its run's first graphs may come from the graph cache
     try:
         status = execute(store, run.id, data_dir=data_dir)
     except Exception as e:

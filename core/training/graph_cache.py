@@ -5,9 +5,11 @@ MindSpore's compile cache (`enable_compile_cache`, `compile_cache_path`) knows a
 order in which a process compiled them and by a hash of the entry script's imports: a process that compiles
 other graphs in the same folder loads the wrong ones without an error (docs/performance.md). So the cache is used
 here only where the order is fixed and under a key that names everything that shapes the graphs:
-- only for a process's first compilation (a warm worker's first prepared model, core/cli/warm_worker.py), and
-  switched off again at once: what the process compiles later (validation, single steps, another model) is
-  neither written nor loaded;
+- only in a process that trains runs (allow(): the worker, the command line's training, the warm worker), for
+  its first model's first graphs (a warm worker's prepared model, or a fresh single-process run's step graphs
+  compiled ahead: core.training.prepared), and switched off again at once: what the process compiles later
+  (validation, single steps, another model) is neither written nor loaded. MindSpore fixes the folder at the
+  first compilation it caches, and numbers the graphs from there: once per process;
 - one folder per key: the graph settings and steps per epoch (core.training.prepared.graph_settings), the
   project's source (every file of core/), the C++ operators' library, MindSpore's and Python's versions, the
   machine, the entry script, the mode and device, and the environment MindSpore and oneDNN read;
@@ -34,7 +36,8 @@ from pathlib import Path
 from core.kernels.library import library
 from core.user_cache import user_cache_dir
 
-__all__ = ["SWITCH", "KEEP", "cache_dir", "switched_off", "key_of", "folder_for", "compile_once"]
+__all__ = ["SWITCH", "KEEP", "cache_dir", "switched_off", "allow", "available", "key_of", "folder_for",
+           "compile_once"]
 
 SWITCH = "STUDIO_GRAPH_CACHE"  # 0 / off / false: every process compiles its graphs
 KEEP = 16  # folders kept (each a few MB): the newest used
@@ -82,16 +85,29 @@ def folder_for(key: str, root: Path | None = None) -> Path:
     return (root or cache_dir()) / f"graphs-{key}"
 
 
-_used = False  # MindSpore fixes a process's cache folder at its first compilation: one use per process
+_allowed = False  # this process trains runs (allow)
+_used = False  # MindSpore fixes a process's cache folder at the first compilation it caches: one use per process
+
+
+def allow() -> None:
+    """Say that this process trains runs, so that its first model's graphs may come from the cache (the
+    entry points of training processes call it; elsewhere, tests and pages, nothing is cached)."""
+    global _allowed
+    _allowed = True
+
+
+def available() -> bool:
+    """Whether the next compile_once may use the cache: allowed, not used yet in this process, not switched off,
+    and MindSpore has the entry script it keys its own files by (`python -c` has none)."""
+    return _allowed and not _used and not switched_off() and os.path.isfile(sys.argv[0])
 
 
 def compile_once(graph_parts: Sequence[str], compile_graphs: Callable[[], None]) -> str:
-    """Run compile_graphs (it compiles this process's first graphs, and nothing else) with MindSpore's compile
-    cache in the folder of graph_parts' key. Returns "loaded" (the folder was complete: MindSpore loaded the
-    graphs), "saved" (compiled, and the folder is now there for the next process), or "compiled" (no cache:
-    switched off, or this process has used it already)."""
+    """Run compile_graphs (it compiles graphs and nothing else) with MindSpore's compile cache in the folder of
+    graph_parts' key, if available(). Returns "loaded" (the folder was complete: MindSpore loaded the graphs),
+    "saved" (compiled, and the folder is now there for the next process), or "compiled" (without the cache)."""
     global _used
-    if _used or switched_off():
+    if not available():
         compile_graphs()
         return "compiled"
     _used = True

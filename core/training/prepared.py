@@ -26,7 +26,7 @@ from core.training.parallel import Parallel
 from core.training.resume_state import ResumeState
 from core.training.weight_arrays import restore, snapshot
 
-__all__ = ["TAKEN", "prepare", "preparable", "model_for", "graph_settings", "prepared_settings", "discard"]
+__all__ = ["TAKEN", "LOADED", "prepare", "preparable", "model_for", "graph_settings", "prepared_settings", "discard"]
 
 # Settings that change what a run trains on or for how long, not its graphs (the learning rate is a Parameter the
 # step reads, set for the run; a schedule is not: it is a list of every step's rate inside the graph, so with a
@@ -35,6 +35,7 @@ _OUTSIDE_THE_GRAPHS = ("epochs", "seed", "val_fraction", "early_stopping", "pati
                        "data_dir", "validate_every", "augment", "drawn_look", "learning_rate")
 _SCHEDULE_SETTINGS = ("epochs", "learning_rate")
 TAKEN = "this run trains the model compiled before it (core.training.prepared)"
+LOADED = "this run's first graphs were loaded from the graph cache (core.training.graph_cache)"
 # network -> (graph settings, steps per epoch: a learning-rate schedule's graph holds every step's rate, model)
 _READY: dict[str, tuple[TrainConfig, int, Model]] = {}
 
@@ -54,25 +55,27 @@ def preparable(config: TrainConfig) -> bool:
             and config.init_checkpoint is None)
 
 
-def prepare(config: TrainConfig, steps_per_epoch: int, cache: bool = False) -> str:
-    """Build config's model and compile its first call's graphs now, for the next run of the same graphs.
-    cache: this is the process's first compilation, and its graphs may be loaded from, and kept in, the graph
-    cache (core.training.graph_cache). Returns how the graphs came: "loaded", "saved" or "compiled"."""
+def prepare(config: TrainConfig, steps_per_epoch: int) -> str:
+    """Build config's model and compile its first call's graphs now, for the next run of the same graphs; from
+    the graph cache where the process allows it (core.training.graph_cache). Returns how the graphs came:
+    "loaded", "saved" or "compiled"."""
     if config.mode != "graph" or config.style != "cell":
         return "compiled"  # PyNative compiles nothing ahead; the functional style's step is not a Cell to compile
     set_mode(config.mode)
     settle_heap()  # the compilations below each run a garbage collection (core.runtime.settle_heap)
     model = build_model(config, None, None, steps_per_epoch, compiled_ahead=True)
-    images = ms.Tensor(np.zeros((config.batch_size, 1, 28, 28), np.float32))
-    labels = ms.Tensor(np.zeros(config.batch_size, np.int32))
-    if cache:
-        how = graph_cache.compile_once((repr(graph_settings(config)), str(steps_per_epoch), str(model.step.k)),
-                                       lambda: model.step.compile(images, labels))
-    else:
-        model.step.compile(images, labels)
-        how = "compiled"
+    how = _compile_ahead(config, model, steps_per_epoch)
     _READY[config.network] = (graph_settings(config), steps_per_epoch, model)
     return how
+
+
+def _compile_ahead(config: TrainConfig, model: Model, steps_per_epoch: int) -> str:
+    """Compile model's step graphs (one step, and K) for config's batches without running them: the weights do
+    not move. From the graph cache when it is available (core.training.graph_cache)."""
+    images = ms.Tensor(np.zeros((config.batch_size, 1, 28, 28), np.float32))
+    labels = ms.Tensor(np.zeros(config.batch_size, np.int32))
+    return graph_cache.compile_once((repr(graph_settings(config)), str(steps_per_epoch), str(model.step.k)),
+                                    lambda: model.step.compile(images, labels))
 
 
 def prepared_settings(network: str) -> tuple[TrainConfig, int] | None:
@@ -95,7 +98,11 @@ def model_for(config: TrainConfig, resume: ResumeState | None, parallel: Paralle
             and config.amp_level == "O0" and ready[0] == graph_settings(config)
             and (config.lr_schedule == "constant" or ready[1] == steps_per_epoch))  # a schedule spans the epochs
     if not fits or ready is None:
-        return build_model(config, resume, parallel, steps_per_epoch)
+        model = build_model(config, resume, parallel, steps_per_epoch)
+        if (resume is None and parallel is None and preparable(config) and graph_cache.available()
+                and _compile_ahead(config, model, steps_per_epoch) == "loaded"):
+            print(LOADED, flush=True)  # the run's log: its first step waits for no compilation
+        return model
     del _READY[config.network]
     print(TAKEN, flush=True)  # the run's log: its first step waits for no compilation
     model = ready[2]

@@ -9,6 +9,8 @@ import sys
 
 from core import PROJECT_ROOT
 from core.cli.warm_worker import COMPILED_AHEAD, READY
+from core.runs.store import RunStore
+from core.training.prepared import LOADED
 
 # One fresh process: prepare the model with the cache (its first compilation), then train a run on it. A script
 # file, as MindSpore's cache needs an entry script (`python -c` has none, and nothing is kept).
@@ -19,14 +21,15 @@ network, data_dir, hidden = sys.argv[1], sys.argv[2], int(sys.argv[3])
 prepare_process(network)
 from core.config import TrainConfig
 from core.data.folders import validate_mnist_dir
-from core.training import prepared
+from core.training import graph_cache, prepared
 from core.training.build import prepare_data
 from core.training.events import EventLog, StepEvent
 from core.training.loop import train
 from core.training.weight_arrays import snapshot
 config = TrainConfig(network=network, epochs=1, data_dir=data_dir, seed=3, **({"hidden": (hidden,)} if hidden else {}))
 data = prepare_data(config, validate_mnist_dir(data_dir), None, seed=config.seed)
-how = prepared.prepare(config, data.steps_per_epoch, cache=True)
+graph_cache.allow()  # as a warm worker does
+how = prepared.prepare(config, data.steps_per_epoch)
 events = EventLog()
 result = train(config, validate_mnist_dir(data_dir), [events])
 weights = snapshot(result.net)
@@ -82,3 +85,21 @@ def test_a_warm_worker_says_in_its_log_that_its_graphs_came_from_the_cache(tmp_p
     assert said[0].endswith("its graphs kept in the graph cache)"), said
     assert said[1].endswith("its graphs loaded from the graph cache)"), said
     assert not (PROJECT_ROOT / "rank_0").exists(), "MindSpore wrote a cache into the working directory"
+
+
+def test_a_command_line_run_loads_the_graphs_the_one_before_it_kept_and_trains_the_same(tmp_path, small_mnist):
+    """A fresh run's step graphs, compiled ahead in a training process (the command line here, the worker of a
+    run started from a page alike), come from the cache the second time: the same losses step for step."""
+    env = dict(os.environ, STUDIO_GRAPH_CACHE_DIR=str(tmp_path / "graphs"))
+    runs = []
+    for i in range(2):
+        store = tmp_path / f"store{i}"
+        done = subprocess.run([sys.executable, "-m", "core.cli.train", "--network", "mlp", "--hidden", "32",
+                               "--epochs", "1", "--data-dir", str(small_mnist), "--store", str(store)],
+                              cwd=PROJECT_ROOT, env=env, capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+        runs.append((done.stdout, RunStore(store)))
+    assert LOADED not in runs[0][0] and LOADED in runs[1][0], runs[1][0][-2000:]
+    losses = [[s.loss for s in store.steps(store.list_runs()[0].id)] for _, store in runs]
+    assert len(losses[0]) > 1 and losses[0] == losses[1]
+

@@ -4,6 +4,7 @@ are tests/process/test_graph_cache.py's."""
 from __future__ import annotations
 
 import os
+import sys
 import time
 
 import pytest
@@ -18,6 +19,8 @@ def cache(tmp_path, monkeypatch):
     monkeypatch.setenv("STUDIO_GRAPH_CACHE_DIR", str(tmp_path / "graphs"))
     monkeypatch.delenv(graph_cache.SWITCH, raising=False)
     monkeypatch.setattr(graph_cache, "_used", False)
+    monkeypatch.setattr(graph_cache, "_allowed", True)  # a training process
+    monkeypatch.setattr(sys, "argv", [__file__])  # with an entry script, as MindSpore's cache needs
     monkeypatch.setattr(graph_cache, "key_of", lambda parts: "key-" + "-".join(parts))
     given: list = []
 
@@ -87,3 +90,14 @@ def test_the_newest_folders_stay(cache, monkeypatch):
     monkeypatch.setattr(graph_cache, "_used", False)
     graph_cache.compile_once(("4",), compiled([]))
     assert sorted(p.name for p in root.iterdir()) == ["graphs-key-3", "graphs-key-4"]
+
+
+def test_only_a_training_process_with_an_entry_script_uses_the_cache(cache, monkeypatch):
+    root, given = cache
+    monkeypatch.setattr(graph_cache, "_allowed", False)  # a page's or a test's process
+    assert graph_cache.compile_once(("a",), compiled([])) == "compiled"
+    monkeypatch.setattr(graph_cache, "_allowed", True)
+    monkeypatch.setattr(sys, "argv", ["-c"])  # python -c: MindSpore keeps nothing without an entry script
+    assert graph_cache.compile_once(("a",), compiled([])) == "compiled"
+    assert given == [] and not root.exists()
+
