@@ -1,5 +1,6 @@
-"""A warm worker's first graphs kept on disk, so that the next warm worker of the same graphs loads them instead
-of compiling them again (MindSpore's compile cache, in a folder of our own for each key).
+"""A training process's first graphs kept on disk, so that the next process of the same graphs (a warm worker,
+a run's worker, the command line) loads them instead of compiling them again (MindSpore's compile cache, in a
+folder of our own for each key).
 
 MindSpore's compile cache (`enable_compile_cache`, `compile_cache_path`) knows a folder's graphs only by the
 order in which a process compiled them and by a hash of the entry script's imports: a process that compiles
@@ -40,7 +41,7 @@ __all__ = ["SWITCH", "KEEP", "cache_dir", "switched_off", "allow", "available", 
            "compile_once"]
 
 SWITCH = "STUDIO_GRAPH_CACHE"  # 0 / off / false: every process compiles its graphs
-KEEP = 16  # folders kept (each a few MB): the newest used
+KEEP = 16  # folders kept (under 1 MB each for these networks): the newest used
 COMPLETE = "complete"  # the marker of a folder another process may load
 GRAPH_FILE = Path("rank_0") / "graph_cache" / "compile_cache_0.mindir"  # what MindSpore writes for the first graph
 _ENV_PREFIXES = ("MS_", "GLOG_", "ONEDNN_", "DNNL_", "OMP_", "KMP_", "STUDIO_CUSTOM_KERNELS", "STUDIO_LOAD")
