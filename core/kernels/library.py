@@ -22,7 +22,8 @@ from pathlib import Path
 
 from core.user_cache import user_cache_dir
 
-__all__ = ["SOURCES", "HEADERS", "FLAGS", "SWITCH", "switched_off", "cache_dir", "library_path", "library", "build"]
+__all__ = ["SOURCES", "HEADERS", "FLAGS", "SWITCH", "switched_off", "cache_dir", "cpu_model", "library_path",
+           "library", "build"]
 
 SOURCES = tuple(sorted(Path(__file__).parent.glob("*.cc")))
 HEADERS = tuple(sorted(Path(__file__).parent.glob("*.h")))  # included by SOURCES: part of the recipe too
@@ -39,8 +40,9 @@ def cache_dir() -> Path:
     return user_cache_dir("kernels", "STUDIO_KERNEL_CACHE")
 
 
-def _cpu_model() -> str:
-    """-march=native builds for this CPU: a cache shared by machines with other CPUs keeps one library each."""
+def cpu_model() -> str:
+    """This CPU's model: -march=native builds for it, so a cache shared by machines with other CPUs keeps one library
+    each (the graph cache keys by it too: core/training/graph_cache.py)."""
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
             if line.startswith(("model name", "flags")):
@@ -75,7 +77,7 @@ def build(compiler: str, target: Path) -> None:
 def library_path(compiler: str) -> Path:
     """Where the library built from SOURCES and HEADERS by compiler with FLAGS for this CPU is kept: a change
     to any of them names another library."""
-    recipe = [*(p.read_text() for p in (*SOURCES, *HEADERS)), compiler, *FLAGS, _cpu_model()]
+    recipe = [*(p.read_text() for p in (*SOURCES, *HEADERS)), compiler, *FLAGS, cpu_model()]
     key = hashlib.sha256("\n".join(recipe).encode()).hexdigest()
     return cache_dir() / f"studio-kernels-{key[:16]}.so"
 

@@ -12,8 +12,9 @@ here only where the order is fixed and under a key that names everything that sh
   (validation, single steps, another model) is neither written nor loaded. MindSpore fixes the folder at the
   first compilation it caches, and numbers the graphs from there: once per process;
 - one folder per key: the graph settings and steps per epoch (core.training.prepared.graph_settings), the
-  project's source (every file of core/), the C++ operators' library, MindSpore's and Python's versions, the
-  machine, the entry script, the mode and device, and the environment MindSpore and oneDNN read;
+  project's source (every file of core/), the C++ operators' library where the process loaded it, MindSpore's
+  and Python's versions, the system and its CPU's model (a home folder may be shared by hosts with other CPUs),
+  the entry script, the mode and device, and the environment MindSpore and oneDNN read;
 - a folder is used only once complete: compiled into a private folder, then renamed into place with a marker
   (a process killed while compiling leaves nothing that another would load). The newest KEEP folders stay.
 
@@ -34,7 +35,7 @@ from collections.abc import Callable, Sequence
 from functools import lru_cache
 from pathlib import Path
 
-from core.kernels.library import library
+from core.kernels.library import cpu_model, library
 from core.user_cache import user_cache_dir
 
 __all__ = ["SWITCH", "KEEP", "cache_dir", "switched_off", "allow", "available", "key_of", "folder_for",
@@ -72,12 +73,14 @@ def key_of(graph_parts: Sequence[str]) -> str:
     environment."""
     import mindspore as ms  # deferred: MindSpore
 
-    kernels = library()
+    # the graphs call the C++ operators' library only if this process loaded it before compiling them (LeNet-5);
+    # asking for it otherwise would build it for nothing
+    kernels = library() if library.cache_info().currsize else None
     environment = sorted(f"{k}={v}" for k, v in os.environ.items()
                          if k.startswith(_ENV_PREFIXES) and not k.startswith("MS_COMPILER_CACHE"))
     parts = ["graph cache 1", *graph_parts, _source_digest(), str(kernels),
              str(kernels.stat().st_size) if kernels else "", ms.__version__, sys.version, platform.platform(),
-             platform.processor(), os.path.abspath(sys.argv[0]), str(ms.get_context("mode")),
+             cpu_model(), os.path.abspath(sys.argv[0]), str(ms.get_context("mode")),
              str(ms.get_context("device_target")), *environment]
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:24]
 
