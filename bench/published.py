@@ -489,6 +489,25 @@ def start_just_started() -> list[str]:
     return rows
 
 
+def start_server_part() -> list[str]:
+    """bench/start_server_part.py: a warm Start through a websocket client, no browser on the machine."""
+    data = _load("start_server_part")
+    rows = [_source(data), "", "| | " + " | ".join(NETWORK[n] for n in ("lenet5", "mlp")) + " |", "|---|---|---|"]
+    figures = [("the click → the first step on the wire (the server's part of Start)", "click_to_step_on_the_wire_s"),
+               ("the click → the run queued (Configure's run with the click)", "click_to_queued_s"),
+               ("the click → the first step done (the warm worker)", "click_to_first_step_done_s"),
+               ("CPU-seconds of the server in that time", "server_cpu_s"),
+               ("CPU-seconds of the workers in that time", "workers_cpu_s")]
+    for name, key in figures:
+        cells = []
+        for net in ("lenet5", "mlp"):
+            values = sorted(r[key] for r in data["rows"] if r["network"] == net and r.get(key) is not None)
+            cells.append(f"median {values[len(values) // 2]:.2f}{' s' if key.endswith('_s') and 'cpu' not in key else ''}"
+                         f" ({values[0]:.2f}–{values[-1]:.2f})" if values else "–")
+        rows.append(f"| {name} | " + " | ".join(cells) + " |")
+    return rows
+
+
 TABLES: dict[str, Callable[[], list[str]]] = {
     "accuracy": accuracy, "step-variants": step_variants, "augmentation": augmentation,
     "distributed": distributed, "user-visible": user_visible, "page-times": page_times, "best-5k": best_5k,
@@ -497,7 +516,8 @@ TABLES: dict[str, Callable[[], list[str]]] = {
     "server-cost": server_cost, "remote-paths": remote_paths, "queue-latency": queue_latency,
     "profile-step": profile_step, "mlp-matmuls": mlp_matmuls, "loop-breakdown": loop_breakdown,
     "calls-per-epoch": calls_per_epoch, "summary-scale": summary_scale, "class-ws": class_ws,
-    "class-cost": class_cost, "drawn-digits": drawn_digits, "pynative-account": pynative_account}
+    "class-cost": class_cost, "drawn-digits": drawn_digits, "pynative-account": pynative_account,
+    "start-server-part": start_server_part}
 FILES = {"queue-latency": ["queue.json", "queue-postgresql.json"], "remote-paths": ["remote_paths.json"], "server-cost": ["server_cost.json"], "store-backends": ["store_backends.json"], "start-latency": ["start_latency.json"], "start-just-started": ["start_latency_just_started.json"], "load": ["load_viewers.json", "load.json"], "predict-latency": ["predict_latency.json"], "best-5k": ["best_5k.json"], "finetune-cost": ["finetune_cost.json"], "accuracy": ["accuracy.json"], "step-variants": ["step_variants.json"], "augmentation": ["augmentation.json"],
          "distributed": ["distributed-lenet5.json", "distributed-mlp.json"], "user-visible": ["user_visible.json"],
          "page-times": ["page_times.json"], "profile-step": ["profile_step.json"],
@@ -505,7 +525,8 @@ FILES = {"queue-latency": ["queue.json", "queue-postgresql.json"], "remote-paths
          "calls-per-epoch": ["calls_per_epoch-lenet5.json", "calls_per_epoch-mlp.json"],
          "summary-scale": ["summary_import.json", "page_times_imported.json"], "class-ws": ["class_ws.json"],
          "class-cost": ["class_cost.json"], "drawn-digits": ["drawn_digits.json"],
-         "pynative-account": ["pynative_account.json"]}  # what each table is made of
+         "pynative-account": ["pynative_account.json"],
+         "start-server-part": ["start_server_part.json"]}  # what each table is made of
 
 
 def render(name: str) -> str:

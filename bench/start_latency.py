@@ -80,7 +80,8 @@ class Frames:
 # when the Train page's progress first said step >= 1 (both by the page's clock, the machine's).
 WATCH_JS = """() => {
   window.__studioDown = null; window.__studioShown = null;
-  document.addEventListener('pointerdown', () => { window.__studioDown ??= Date.now(); }, {capture: true, once: true});
+  document.addEventListener('pointerdown', () => { window.__studioDown ??= Date.now();
+    if (window.__studioCpuAtDown) window.__studioCpuAtDown(); }, {capture: true, once: true});
   const check = () => {
     const p = document.querySelector('[data-testid="stMain"] [data-testid="stProgress"]');
     const m = p && /step (\\d+)\\//.exec(p.innerText);
@@ -91,6 +92,42 @@ WATCH_JS = """() => {
 }"""
 
 
+class CpuWindow:
+    """CPU-seconds of each kind of process (psutil) from the click's pointerdown (the page calls back) to the
+    step on the page: Chromium's renderer, its other processes, the server, the workers, the rest."""
+
+    def __init__(self, page, server_pid: int):
+        self.server_pid, self.at_down = server_pid, None
+        page.expose_binding("__studioCpuAtDown", lambda source: setattr(self, "at_down", self._now()))
+
+    def since_down(self) -> dict[str, float] | None:
+        if self.at_down is None:
+            return None
+        before, spent = self.at_down, {}
+        for (kind, pid), cpu in self._now().items():
+            spent[kind] = spent.get(kind, 0.0) + cpu - before.get((kind, pid), 0.0)
+        return {kind: round(cpu, 2) for kind, cpu in sorted(spent.items())}
+
+    def _now(self) -> dict[tuple[str, int], float]:
+        import psutil
+        found = {}
+        for proc in psutil.process_iter(["cmdline", "cpu_times"]):
+            if proc.info["cpu_times"] is None:
+                continue
+            command = " ".join(proc.info["cmdline"] or [])
+            found[(self._kind(proc.pid, command), proc.pid)] = proc.info["cpu_times"].user + proc.info["cpu_times"].system
+        return found
+
+    def _kind(self, pid: int, command: str) -> str:
+        if pid == self.server_pid:
+            return "server"
+        if "core.cli.warm_worker" in command or "core.cli.worker" in command:
+            return "workers"
+        if "chrom" in command.split(" ", 1)[0]:
+            return "chromium renderer" if "--type=renderer" in command else "chromium, other processes"
+        return "the rest (this bench, Playwright, the system)"
+
+
 def server_wrote_at(server_log: str, run_id: str) -> float | None:
     """When the server handed the run's first step to the browser's connection, by its own log (ui/first_step.py)."""
     found = re.search(rf"{re.escape(FIRST_STEP_SENT)} {run_id} at ([\d.]+)", server_log)
@@ -98,7 +135,7 @@ def server_wrote_at(server_log: str, run_id: str) -> float | None:
 
 
 def one_start(page, frames: Frames, url: str, store: RunStore, network: str, server_log, settings: str = "",
-              think_s: float = 0.0) -> dict:
+              think_s: float = 0.0, cpu: CpuWindow | None = None) -> dict:
     page.goto(f"{url}/configure?network={network}&epochs=2" + (f"&{settings}" if settings else ""))
     page.get_by_text("Configuration is valid").wait_for(timeout=60_000)
     # Then the page complete, as a user sees it before reaching for the button: clicked while the page still
@@ -109,6 +146,7 @@ def one_start(page, frames: Frames, url: str, store: RunStore, network: str, ser
     called = time.time()
     page.get_by_role("button", name="Start training").click()
     page.wait_for_function("() => window.__studioShown !== null", timeout=120_000, polling=50)
+    spent = cpu.since_down() if cpu is not None else None
     down_ms, shown_ms = page.evaluate("() => [window.__studioDown, window.__studioShown]")
     clicked, seen_at = down_ms / 1000, shown_ms / 1000
     sent = frames.first_step_at(after=clicked)
@@ -128,7 +166,7 @@ def one_start(page, frames: Frames, url: str, store: RunStore, network: str, ser
             "click_to_server_sent_first_step_s": round(sent - clicked, 2) if sent else None,
             "click_to_server_wrote_first_step_s": round(wrote - clicked, 2) if wrote else None,
             "browser_drawing_s": round(seen_at - sent, 2) if sent else None,
-            "status": store.get(run.id).status}
+            "status": store.get(run.id).status, "cpu_s_click_to_page": spent}
 
 
 def warm_workers_ready(store: RunStore, started: dict[str, int]) -> None:
@@ -151,7 +189,7 @@ def one_server(browser, warm: bool, rep: int, code: Path = ROOT, settings: str =
     store, rows = RunStore(root), []
     try:
         page = browser.new_page(viewport={"width": 1400, "height": 900})
-        frames = Frames(page)
+        frames, cpu = Frames(page), CpuWindow(page, server.proc.pid)
         started: dict[str, int] = {"lenet5": 0, "mlp": 0}
         if warm:
             warm_workers_ready(store, started)
@@ -164,7 +202,7 @@ def one_server(browser, warm: bool, rep: int, code: Path = ROOT, settings: str =
             if warm:
                 warm_workers_ready(store, started)
             started[network] += 1
-            row = one_start(page, frames, server.url, store, network, server.log, settings, think_s) | {
+            row = one_start(page, frames, server.url, store, network, server.log, settings, think_s, cpu) | {
                 "run_of_setting": rep + 1, "warm_workers": warm, "settings": settings, "code": str(code)}
             rows.append(row)
             print(json.dumps(row), flush=True)
@@ -183,7 +221,8 @@ def just_started(browser, network: str, rep: int, code: Path = ROOT) -> dict:
     try:
         page = browser.new_page(viewport={"width": 1400, "height": 900})
         answered = time.time()
-        row = one_start(page, Frames(page), server.url, RunStore(root), network, server.log)
+        row = one_start(page, Frames(page), server.url, RunStore(root), network, server.log,
+                        cpu=CpuWindow(page, server.proc.pid))
         page.close()
     finally:
         server.stop()
