@@ -473,37 +473,32 @@ def pynative_account() -> list[str]:
 
 def start_just_started() -> list[str]:
     """bench/start_latency.py --just-started: the first Start on a server just started, clicked at once."""
-    data = _load("start_latency_just_started")
-    rows = [_source(data), "", "| | " + " | ".join(NETWORK[n] for n in ("lenet5", "mlp")) + " |", "|---|---|---|"]
-    figures = [("the server answers (its start)", "server_answered_after_s"),
-               ("Start → first live step on the page (from the click's pointerdown)", "click_to_first_live_step_s"),
-               ("the click → the first step done", "click_to_first_step_done_s"),
-               ("the first step done → on the page", "first_step_done_to_page_s")]
-    for name, key in figures:
-        cells = []
-        for net in ("lenet5", "mlp"):
-            values = sorted(r[key] for r in data["rows"] if r["network"] == net and r.get(key) is not None)
-            cells.append(f"median {values[len(values) // 2]:.2f} s ({values[0]:.2f}–{values[-1]:.2f})" if values
-                         else "–")
-        rows.append(f"| {name} | " + " | ".join(cells) + " |")
-    return rows
+    return _medians_by_network(_load("start_latency_just_started"), [
+        ("the server answers (its start)", "server_answered_after_s", " s"),
+        ("Start → first live step on the page (from the click's pointerdown)", "click_to_first_live_step_s", " s"),
+        ("the click → the first step done", "click_to_first_step_done_s", " s"),
+        ("the first step done → on the page", "first_step_done_to_page_s", " s")])
 
 
 def start_server_part() -> list[str]:
     """bench/start_server_part.py: a warm Start through a websocket client, no browser on the machine."""
-    data = _load("start_server_part")
+    return _medians_by_network(_load("start_server_part"), [
+        ("the click → the first step on the wire (the server's part of Start)", "click_to_step_on_the_wire_s", " s"),
+        ("the click → the run queued (Configure's run with the click)", "click_to_queued_s", " s"),
+        ("the click → the first step done (the warm worker)", "click_to_first_step_done_s", " s"),
+        ("CPU-seconds of the server in that time", "server_cpu_s", ""),
+        ("CPU-seconds of the workers in that time", "workers_cpu_s", "")])
+
+
+def _medians_by_network(data: dict, figures: list[tuple[str, str, str]]) -> list[str]:
+    """A row per (name, key, unit) of figures: each network's median (range) of its rows' key."""
     rows = [_source(data), "", "| | " + " | ".join(NETWORK[n] for n in ("lenet5", "mlp")) + " |", "|---|---|---|"]
-    figures = [("the click → the first step on the wire (the server's part of Start)", "click_to_step_on_the_wire_s"),
-               ("the click → the run queued (Configure's run with the click)", "click_to_queued_s"),
-               ("the click → the first step done (the warm worker)", "click_to_first_step_done_s"),
-               ("CPU-seconds of the server in that time", "server_cpu_s"),
-               ("CPU-seconds of the workers in that time", "workers_cpu_s")]
-    for name, key in figures:
+    for name, key, unit in figures:
         cells = []
         for net in ("lenet5", "mlp"):
             values = sorted(r[key] for r in data["rows"] if r["network"] == net and r.get(key) is not None)
-            cells.append(f"median {values[len(values) // 2]:.2f}{' s' if key.endswith('_s') and 'cpu' not in key else ''}"
-                         f" ({values[0]:.2f}–{values[-1]:.2f})" if values else "–")
+            cells.append(f"median {values[len(values) // 2]:.2f}{unit} ({values[0]:.2f}–{values[-1]:.2f})" if values
+                         else "–")
         rows.append(f"| {name} | " + " | ".join(cells) + " |")
     return rows
 
