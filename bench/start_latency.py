@@ -10,6 +10,8 @@ itself takes 0.05-1.3 s here between its click() call and the pointerdown, waiti
 core/runs/launch/warm_pool.py) and on one without, interleaved. Also split, from the store: the click to the
 worker's start (process start, imports), the first graph call (compilation included), the training time at
 the first step, and from the first step's end (its log line) to the page showing it.
+Each row also has `cpu_s_click_to_page`: every kind of process's CPU-seconds (Chromium's renderer, its other
+processes, the server, the workers, the rest) from the click's pointerdown to the step on the page.
 Results: bench/results/start_latency.json (date, versions, machine).
 
     --just-started         the first Start on a fresh server, clicked as soon as Configure is complete
