@@ -30,13 +30,13 @@ import time
 from importlib.metadata import version
 from pathlib import Path
 
-import psutil
-
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.class_ws import Client, rerun  # noqa: E402
+from bench.load_test import cpu_of  # noqa: E402
 from bench.start_latency import warm_workers_ready  # noqa: E402
+from core.runs.processes import process_tree  # noqa: E402
 from core.runs.store import RunStore  # noqa: E402
 from tests.support.server import AS_DEPLOYED, start_server  # noqa: E402
 
@@ -87,24 +87,6 @@ async def one_start(base: str, network: str | None, sample=lambda: None) -> dict
                 return {"clicked": clicked, "step_on_the_wire": time.time(), "before": before, "after": sample()}
 
 
-def _cpu(pids: list[int]) -> float:
-    total = 0.0
-    for pid in pids:
-        try:
-            times = psutil.Process(pid).cpu_times()
-        except psutil.Error:
-            continue
-        total += times.user + times.system
-    return total
-
-
-def _workers(server_pid: int) -> list[int]:
-    try:
-        return [p.pid for p in psutil.Process(server_pid).children(recursive=True)]
-    except psutil.Error:
-        return []
-
-
 def one_server(rep: int) -> list[dict]:
     root = Path(tempfile.mkdtemp(prefix="start-server-part-"))
     server = start_server(root, extra_env={"STUDIO_WARM_WORKERS": "1", **AS_DEPLOYED})
@@ -117,9 +99,9 @@ def one_server(rep: int) -> list[dict]:
         for network in ("lenet5", "mlp"):
             warm_workers_ready(store, started)
             started[network] += 1
-            workers = _workers(server.proc.pid)
+            workers = process_tree(server.proc.pid)[1:]  # the warm workers (and any other child)
             times = asyncio.run(one_start(server.url, network,
-                                          lambda workers=workers: (_cpu([server.proc.pid]), _cpu(workers))))
+                                          lambda workers=workers: (cpu_of([server.proc.pid]), cpu_of(workers))))
             before, after = times["before"], times["after"]
             run = store.list_runs()[0]
             while store.get(run.id).active:  # one run at a time
