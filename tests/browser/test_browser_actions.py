@@ -98,6 +98,7 @@ def test_pause_resume_stop_and_resume_from_checkpoint_by_their_buttons(studio):
     page.get_by_role("button", name="Start training").click()
     expect(page.locator("text=/— running/").first).to_be_visible(timeout=60_000)
 
+    settle(page)  # a click while the page still runs its script can be lost (docs/testing.md)
     page.get_by_role("button", name="⏸️ Pause").click()
     expect(page.locator("text=/— paused/").first).to_be_visible(timeout=30_000)
     run = store.active_run()
@@ -105,11 +106,13 @@ def test_pause_resume_stop_and_resume_from_checkpoint_by_their_buttons(studio):
     step = run.step
     let_pass(2.0, "a paused run takes no step")
     assert store.get(run.id).step == step  # paused means no step is taken
+    settle(page)
     page.get_by_role("button", name="▶️ Resume").click()
     expect(page.locator("text=/— running/").first).to_be_visible(timeout=30_000)
 
     page.wait_for_function("() => document.body.innerText.match(/epoch [2-9]\\/40|epoch [1-9][0-9]\\/40/)",
                            timeout=120_000)  # a finished epoch: a checkpoint to resume from
+    settle(page)
     page.get_by_role("button", name="⏹️ Stop").click()
     expect(page.locator("text=/— stopped/").first).to_be_visible(timeout=30_000)
     stopped = store.get(run.id)
@@ -124,6 +127,7 @@ def test_pause_resume_stop_and_resume_from_checkpoint_by_their_buttons(studio):
     # dropped on resuming; a start from scratch would be in epoch 1, near step 0).
     assert resumed.status == "running" and resumed.epoch >= saved
     assert resumed.step >= saved * (stopped.total_steps // 40)
+    settle(page)
     page.get_by_role("button", name="⏹️ Stop").click()
     expect(page.locator("text=/— stopped/").first).to_be_visible(timeout=30_000)
 
