@@ -23,7 +23,7 @@ from pathlib import Path
 from core.user_cache import user_cache_dir
 
 __all__ = ["SOURCES", "HEADERS", "FLAGS", "SWITCH", "switched_off", "cache_dir", "cpu_model", "library_path",
-           "library", "build"]
+           "library", "loaded", "build"]
 
 SOURCES = tuple(sorted(Path(__file__).parent.glob("*.cc")))
 HEADERS = tuple(sorted(Path(__file__).parent.glob("*.h")))  # included by SOURCES: part of the recipe too
@@ -103,6 +103,11 @@ def library() -> Path | None:
                          "MindSpore's own (slower); set %s=0 to silence this. %s", target.parent, SWITCH, e)
             return None
     return target
+
+
+def loaded() -> Path | None:
+    """The library if this process has asked for it already (LeNet-5's graphs call it), else None; never builds."""
+    return library() if library.cache_info().currsize else None
 
 
 def _build_once(compiler: str, target: Path) -> None:

@@ -35,7 +35,7 @@ from collections.abc import Callable, Sequence
 from functools import lru_cache
 from pathlib import Path
 
-from core.kernels.library import cpu_model, library
+from core.kernels.library import cpu_model, loaded
 from core.user_cache import user_cache_dir
 
 __all__ = ["SWITCH", "KEEP", "cache_dir", "switched_off", "allow", "available", "key_of", "folder_for",
@@ -73,9 +73,7 @@ def key_of(graph_parts: Sequence[str]) -> str:
     environment."""
     import mindspore as ms  # deferred: MindSpore
 
-    # the graphs call the C++ operators' library only if this process loaded it before compiling them (LeNet-5);
-    # asking for it otherwise would build it for nothing
-    kernels = library() if library.cache_info().currsize else None
+    kernels = loaded()  # the graphs call the library only if this process loaded it before compiling them
     environment = sorted(f"{k}={v}" for k, v in os.environ.items()
                          if k.startswith(_ENV_PREFIXES) and not k.startswith("MS_COMPILER_CACHE"))
     parts = ["graph cache 1", *graph_parts, _source_digest(), str(kernels),
