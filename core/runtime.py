@@ -45,6 +45,8 @@ def prepare_process(network: str | None = None) -> bool:
     os.environ.setdefault("GLOG_v", "3")  # keep the console free of MindSpore's INFO/WARNING noise
     spec = known_network(network)  # the fastest measured settings, per network
     isa = APP_ISA if network is None else spec and spec.onednn_isa
+    if os.environ.pop(_CHOSEN_MARK, None):  # a cap another process chose for its own network (this environment
+        os.environ.pop("ONEDNN_MAX_CPU_ISA", None)  # came from it as is), not the user's: choose for this one
     if isa and "ONEDNN_MAX_CPU_ISA" not in os.environ:
         os.environ["ONEDNN_MAX_CPU_ISA"] = isa
         os.environ[_CHOSEN_MARK] = "1"

@@ -60,10 +60,19 @@ def test_a_worker_gets_the_users_onednn_setting_but_not_the_apps_own_choice(monk
     runtime.prepare_process(None)  # the app's own choice
     assert os.environ["ONEDNN_MAX_CPU_ISA"] == "AVX2"
     assert "ONEDNN_MAX_CPU_ISA" not in runtime.child_environment()
+    # A child given this environment as it is (not child_environment's) chooses for its own network: an MLP
+    # trained with the app's cap computed other losses, in the last bits, than one a dispatcher started (AVX-512).
+    runtime.prepare_process("mlp")
+    assert "ONEDNN_MAX_CPU_ISA" not in os.environ
+    runtime.prepare_process(None)
+    runtime.prepare_process("lenet5")
+    assert os.environ["ONEDNN_MAX_CPU_ISA"] == "AVX2"
     monkeypatch.setenv("ONEDNN_MAX_CPU_ISA", "AVX512_CORE")  # the user's
     monkeypatch.delenv(runtime._CHOSEN_MARK)
     runtime.prepare_process(None)
     assert runtime.child_environment()["ONEDNN_MAX_CPU_ISA"] == "AVX512_CORE"
+    runtime.prepare_process("mlp")
+    assert os.environ["ONEDNN_MAX_CPU_ISA"] == "AVX512_CORE"
 
 
 def test_only_the_mlps_training_processes_skip_mindspores_weight_copies(monkeypatch):
