@@ -14,7 +14,7 @@ from ui.identity import actions, attempt
 from ui.language import language, t
 from ui.schedule_view import current_learning_rate
 
-__all__ = ["live_values", "knob_inputs", "knob_key", "ask_typed", "changes_text"]
+__all__ = ["live_values", "held_values", "knob_inputs", "knob_key", "ask_typed", "changes_text"]
 
 
 def live_values(run: Run, history: History, asked: dict[str, float] | None = None) -> dict[str, float]:
@@ -29,6 +29,18 @@ def live_values(run: Run, history: History, asked: dict[str, float] | None = Non
         changed = [c.value for c in history.setting_changes if c.setting == knob.name]
         values[knob.name] = changed[-1] if changed else float(getattr(run.config, knob.config_field or knob.name))
     return {**values, **{k: v for k, v in (asked or {}).items() if k in values}}
+
+
+def held_values(run: Run, history: History, asked: dict[str, float] | None = None) -> dict[str, float]:
+    """live_values less a learning rate that its schedule still moves at every step (no change made or asked
+    yet): the values that change only when someone changes them. The Train page draws its controls again when
+    these change; the progress line shows the moving rate at every poll."""
+    values = live_values(run, history, asked)
+    moving = (run.config.lr_schedule != "constant" and LEARNING_RATE not in (asked or {})
+              and not any(c.setting == LEARNING_RATE for c in history.setting_changes))
+    if moving:
+        values.pop(LEARNING_RATE, None)
+    return values
 
 
 def knob_key(setting: str, run: Run) -> str:

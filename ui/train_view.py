@@ -24,7 +24,7 @@ from ui.live import curve_views, run_snapshot, shared_views
 from ui.pacing import controls, notice_text, pacing
 from ui.present import chart_config, on_phone, presenting
 from ui.queue_view import when_it_starts
-from ui.live_knobs import live_values
+from ui.live_knobs import held_values, live_values
 from ui.start_pace import start_pace_picker
 from ui.summary_view import imported_files
 from ui.text import code, literal
@@ -42,6 +42,7 @@ class RunView:
     log: str                      # the tail of the run's log
     training_s: float | None      # training time so far: pauses (and the time before the first step) left out
     live: dict[str, float]        # an active run's live settings at its next step (ui/live_knobs.py; {}: ended)
+    held: dict[str, float]        # of them, those that change only when someone changes them (held_values)
 
 
 @dataclass(frozen=True)
@@ -52,7 +53,9 @@ class HeaderState:
     name: str
     submitter: str
     step_delay: float | None
-    live: tuple[tuple[str, float], ...] = ()  # the knobs' values: the lesson bar's rate button shows one
+    # the knobs' values as people set them (RunView.held): a schedule's rate, which moves at every step, would
+    # draw the whole page, its buttons too, at every poll
+    live: tuple[tuple[str, float], ...] = ()
 
 def build_view(store: RunStore, run_id: str, live: bool) -> RunView | None:
     """Everything the view shows of a run, read once (None: the run is gone). live: the run is training and this
@@ -65,8 +68,10 @@ def build_view(store: RunStore, run_id: str, live: bool) -> RunView | None:
     per_epoch = run.total_steps // run.config.epochs if run.total_steps else None
     history = read_history(store, run_id, per_epoch)
     asked = store.requests(run_id) if run.active else None
-    values = live_values(run, history, asked.asked if asked else None) if run.active else {}
-    return RunView(run, history, log, history.steps[-1].elapsed if history.steps else None, values)
+    pending = asked.asked if asked else None
+    values = live_values(run, history, pending) if run.active else {}
+    held = held_values(run, history, pending) if run.active else {}
+    return RunView(run, history, log, history.steps[-1].elapsed if history.steps else None, values, held)
 
 
 def view_of(store: RunStore, run_id: str, live: bool) -> RunView | None:
@@ -79,7 +84,7 @@ def view_of(store: RunStore, run_id: str, live: bool) -> RunView | None:
 
 def header_state(view: RunView) -> HeaderState:
     run = view.run
-    return HeaderState(run.status, run.name, run.submitter, run.step_delay, tuple(sorted(view.live.items())))
+    return HeaderState(run.status, run.name, run.submitter, run.step_delay, tuple(sorted(view.held.items())))
 
 
 def start_button(store: RunStore, config: TrainConfig, disabled_by: bool = False, name: str | None = None,

@@ -217,7 +217,7 @@ def test_at_full_speed_the_curves_wait_for_their_refresh_but_firsts_settings_and
                     [EpochMetrics(e + 1, 0.5, 0.8, 0.4, 0.85) for e in range(epochs)],
                     [ValidationEvent(10 * (v + 1), 1, 0.5, 0.8) for v in range(validations)],
                     [SettingEvent(c + 1, "learning_rate", 0.01) for c in range(changes)], 100)
-        return curve_version(RunView(run, h, "", None, {}))
+        return curve_version(RunView(run, h, "", None, {}, {}))
 
     full_speed = version(run, steps=5, epochs=1)
     # more steps, epochs and validations at full speed: the same figure until it is CURVES_REFRESH_S old
@@ -239,3 +239,31 @@ def test_at_full_speed_the_curves_wait_for_their_refresh_but_firsts_settings_and
     assert views.get("curves", lambda: "figure at step 500", version(run, steps=500, epochs=7)) == figure
     assert views.get("curves", lambda: "after the change", version(run, steps=5, epochs=1, changes=1)) \
         == "after the change"
+
+
+def test_a_schedules_moving_rate_leaves_the_train_header_as_drawn_but_a_rate_someone_sets_draws_it_again(store):
+    """The Train page draws its heading and buttons again when header_state changes. A schedule moves the rate at
+    every step: were it part of that state, the whole page (Stop with it) would be drawn at every poll, and a
+    click on a button being drawn again can be lost."""
+    from dataclasses import replace
+    from core.training.events import SettingEvent
+    from ui.curves import History
+    from ui.train_view import RunView, header_state
+    from ui.live_knobs import held_values, live_values
+
+    def state(run, step, changes=(), asked=None):
+        run = replace(run, status="running", step=step, total_steps=1000)
+        h = History([], [], [], [SettingEvent(s, "learning_rate", v) for s, v in changes], 100)
+        return header_state(RunView(run, h, "", None, live_values(run, h, asked), held_values(run, h, asked)))
+
+    cosine = store.get(store.create_run(TrainConfig(network="mlp", epochs=10, lr_schedule="cosine", optimizer="momentum")))
+    assert live_values(replace(cosine, step=10, total_steps=1000), History([], [], [], [], 100))["learning_rate"] \
+        != live_values(replace(cosine, step=500, total_steps=1000), History([], [], [], [], 100))["learning_rate"]
+    assert state(cosine, 10) == state(cosine, 500)  # the schedule's rate moved; the header did not
+    assert state(cosine, 500, asked={"learning_rate": 0.02}) != state(cosine, 500)  # asked: drawn again
+    assert state(cosine, 500, asked={"momentum": 0.5}) != state(cosine, 500)
+    assert state(cosine, 600, changes=[(550, 0.02)]) != state(cosine, 600)  # taken: the rate holds from then on
+    assert state(cosine, 600, changes=[(550, 0.02)]) == state(cosine, 900, changes=[(550, 0.02)])
+    constant = store.get(store.create_run(TrainConfig(network="mlp", epochs=10), exclusive=False))
+    assert state(constant, 10) == state(constant, 500)
+    assert state(constant, 600, changes=[(550, 0.5)]) != state(constant, 600)
