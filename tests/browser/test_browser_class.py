@@ -12,7 +12,7 @@ from core.app import model_service
 from core.app.passes import PASS_COOKIE
 from core.runs.store import RunStore
 from tests.support.canvas import SEVEN, ink, touch_stroke
-from tests.support.helpers import wait_for
+from tests.support.helpers import settle, wait_for
 from tests.support.server import require_chromium, served_browser
 from tests.browser.test_browser import SHOTS, shot
 
@@ -139,5 +139,6 @@ def test_a_phone_watches_through_the_class_link_draws_and_cannot_start(classroom
     expect(phone.get_by_role("button", name="Start training")).to_have_count(0)
     assert len(store.list_runs()) == 2, "the phone started nothing"
     teacher.goto(url + "/train")
+    settle(teacher)  # a click while the page still runs its first script can be lost (docs/testing.md)
     teacher.get_by_role("button", name="⏹️ Stop").click()
     wait_for(lambda: store.get(run.id).status == "stopped", what="the teacher's Stop", timeout=60)

@@ -297,6 +297,7 @@ def test_a_lesson_in_presentation_mode(lesson):
     zoomed.keyboard.press("Escape")
     top_shot(zoomed, "lesson_train_150_dark")
 
+    settle(page)  # a click while the page still runs its script can be lost (docs/testing.md)
     page.get_by_role("button", name="⏹️ Stop").click()
     wait_status(page, "stopped")
     assert store.get(run.id).status == "stopped"
@@ -331,9 +332,11 @@ def test_a_start_queued_behind_a_paused_run_says_what_it_waits_for_live_and_afte
     wait_status(page, "paused")
     expect(waiting).to_be_visible(timeout=30_000)
 
+    settle(page)
     page.get_by_role("button", name="▶️ Resume").click()
     expect(page.get_by_text(re.compile(r"waits in the queue: number 1, starts in (about|a few)"))).to_be_visible(
         timeout=30_000)
+    settle(page)
     page.get_by_role("button", name="⏹️ Stop").click()
     wait_for(lambda: store.get(queued[0].id).status != "queued", what="the queued run to start", timeout=60)
     assert store.get(held).status == "stopped"

@@ -53,6 +53,7 @@ def test_a_run_survives_a_server_restart_and_is_stopped_and_resumed_from_the_new
             assert store.get(run.id).status == "running" and store.get(run.id).pid == run.pid
 
             wait_for(lambda: store.get(run.id).checkpoint, timeout=90, what="a checkpoint")
+            settle(page)  # a click while the page still runs its script can be lost (docs/testing.md)
             page.get_by_role("button", name="⏹️ Stop").click()
             expect(page.get_by_text("Stopped:").first).to_be_visible(timeout=60_000)
             wait_for(lambda: not pid_alive(run.pid), timeout=20, what="the worker to exit")
@@ -62,6 +63,7 @@ def test_a_run_survives_a_server_restart_and_is_stopped_and_resumed_from_the_new
             expect(page.locator("text=/— running/").first).to_be_visible(timeout=60_000)
             resumed = wait_for(lambda: (r := store.get(run.id)).pid and r.pid != run.pid and r, timeout=30,
                                what="a new worker")
+            settle(page)
             page.get_by_role("button", name="⏹️ Stop").click()
             expect(page.get_by_text("Stopped:").first).to_be_visible(timeout=60_000)
             wait_for(lambda: not pid_alive(resumed.pid), timeout=20, what="the resumed worker to exit")
