@@ -83,7 +83,7 @@ with live_slot:
         st.warning(t("train.deleted"))
         st.stop()
     if presenting():  # one screen for the room: the control bar, the curves under it, their options below
-        lesson_bar(store, header.run, header.live)
+        lesson_bar(store, header.run, header.live, header.held)
         chart_slot = st.container()
         drawn, options = header_state(header), curve_options()
         with chart_slot:

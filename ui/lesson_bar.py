@@ -18,12 +18,13 @@ from ui.pacing import DELAYS, delay_label, on_apply, on_step, say_kept, set_dela
 from ui.queue_view import my_waiting_run, to_front_button, when_it_starts
 from ui.text import literal
 
-__all__ = ["lesson_bar", "my_queued_line"]
+__all__ = ["lesson_bar", "my_queued_line", "rate_label"]
 
 
-def lesson_bar(store: RunStore, run: Run, values: dict[str, float]) -> None:
+def lesson_bar(store: RunStore, run: Run, values: dict[str, float], held: dict[str, float]) -> None:
     """Name and state, the run's controls for its owner (a line saying who may, for others), and this session's
-    own run when it waits in the queue."""
+    own run when it waits in the queue. values, held: the knobs' values now and as people set them
+    (ui/live_knobs.py)."""
     title = st.container(horizontal=True, vertical_alignment="center", key="lesson_title")
     title.markdown(f"#### {STATUS_ICONS.get(run.status, '')} {literal(run.name)} — {status_word(run.status)}")
     title.space("stretch")
@@ -48,7 +49,7 @@ def lesson_bar(store: RunStore, run: Run, values: dict[str, float]) -> None:
         _step(bar, run, values)
     _slow_motion(bar, run)
     if run.config.workers == 1 and values:
-        _knobs(bar, run, values)
+        _knobs(bar, run, values, held)
 
 
 def _pause_or_resume(bar, run: Run) -> None:
@@ -78,11 +79,19 @@ def _slow_motion(bar, run: Run) -> None:
                          on_change=set_delay, args=(run, key, run.step_delay or 0.0), value=nearest)
 
 
-def _knobs(bar, run: Run, values: dict[str, float]) -> None:
+def _knobs(bar, run: Run, values: dict[str, float], held: dict[str, float]) -> None:
     """The optimizer's knobs, opened from a button that shows the learning rate."""
-    label = "📈 " + t("train.rate_button", lr=f"{values[LEARNING_RATE]:g}")
-    with bar.popover(label, help=t("train.learning_rate_help")):
+    with bar.popover(rate_label(values, held), help=t("train.learning_rate_help")):
         knob_inputs(run, values, on_apply, row=True)
+
+
+def rate_label(values: dict[str, float], held: dict[str, float]) -> str:
+    """The knobs' button: the rate as set, or, while its schedule moves it at every step, that it does. The bar is
+    drawn again only when a held value changes; a number drawn once would go stale (the progress line shows the
+    rate at every poll)."""
+    if LEARNING_RATE not in held:
+        return "📈 " + t("train.rate_button_scheduled")
+    return "📈 " + t("train.rate_button", lr=f"{values[LEARNING_RATE]:g}")
 
 
 def _to_front(store: RunStore, shown: Run) -> None:

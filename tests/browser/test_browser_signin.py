@@ -96,7 +96,7 @@ def test_two_users_sign_in_one_after_the_other_and_each_owns_what_they_start(tmp
             expect(bob.get_by_role("button", name="⏸️ Pause", exact=True)).to_have_count(0)
             shot(bob, "signin-1-bob-sees-alices-run")
             stop_run(alice, store)
-            wait_for(lambda: store.list_runs()[0].status == "stopped", 60, "Alice's stop")
+            ended(store, "stopped", 60)
             bob.get_by_role("button", name="Sign out").click()
             bob.get_by_role("button", name="Yes, sign me out").click()  # the provider asks
             expect(bob.get_by_role("button", name="Sign in")).to_be_visible(timeout=30_000)
@@ -105,6 +105,18 @@ def test_two_users_sign_in_one_after_the_other_and_each_owns_what_they_start(tmp
     finally:
         server.stop()
         print(server.log()[-3000:])  # pytest shows it when the test failed
+
+
+def ended(store: RunStore, status: str, timeout: float) -> None:
+    """Wait until the newest run has `status`; else fail saying what the run is and what its log ends with (a CI
+    run once timed out here with the stop request in the store)."""
+    try:
+        wait_for(lambda: store.list_runs()[0].status == status, timeout, f"Alice's run to be {status}")
+    except AssertionError:
+        run = store.list_runs()[0]
+        log = store.log_path(run.id).read_text(errors="replace")[-1500:] if store.log_path(run.id).exists() else ""
+        raise AssertionError(f"Alice's run {run.id} is {run.status} (request {run.request}, step {run.step}, "
+                             f"epoch {run.epoch}): {run.message}\n{log}") from None
 
 
 def stop_run(page, store: RunStore) -> None:

@@ -267,3 +267,15 @@ def test_a_schedules_moving_rate_leaves_the_train_header_as_drawn_but_a_rate_som
     constant = store.get(store.create_run(TrainConfig(network="mlp", epochs=10), exclusive=False))
     assert state(constant, 10) == state(constant, 500)
     assert state(constant, 600, changes=[(550, 0.5)]) != state(constant, 600)
+
+    # the lesson bar's button, drawn with the header: it says the schedule moves the rate, not a number gone stale
+    from ui.lesson_bar import rate_label
+
+    def label(run, step, changes=()):
+        run = replace(run, status="running", step=step, total_steps=1000)
+        h = History([], [], [], [SettingEvent(s, "learning_rate", v) for s, v in changes], 100)
+        return rate_label(live_values(run, h), held_values(run, h))
+
+    assert label(cosine, 10) == label(cosine, 500) == "📈 rate: on its schedule"
+    assert label(cosine, 600, changes=[(550, 0.02)]) == "📈 rate 0.02"
+    assert label(constant, 500) == f"📈 rate {constant.config.learning_rate:g}"
