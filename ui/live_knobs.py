@@ -31,16 +31,14 @@ def live_values(run: Run, history: History, asked: dict[str, float] | None = Non
     return {**values, **{k: v for k, v in (asked or {}).items() if k in values}}
 
 
-def held_values(run: Run, history: History, asked: dict[str, float] | None = None) -> dict[str, float]:
-    """live_values less a learning rate that its schedule still moves at every step (no change made or asked
-    yet): the values that change only when someone changes them. The Train page draws its controls again when
-    these change; the progress line shows the moving rate at every poll."""
-    values = live_values(run, history, asked)
+def held_values(values: dict[str, float], run: Run, history: History,
+                asked: dict[str, float] | None = None) -> dict[str, float]:
+    """values (live_values') less a learning rate that its schedule still moves at every step (no change made or
+    asked yet): the values that change only when someone changes them. The Train page draws its controls again
+    when these change; the progress line shows the moving rate at every poll."""
     moving = (run.config.lr_schedule != "constant" and LEARNING_RATE not in (asked or {})
               and not any(c.setting == LEARNING_RATE for c in history.setting_changes))
-    if moving:
-        values.pop(LEARNING_RATE, None)
-    return values
+    return {k: v for k, v in values.items() if not (moving and k == LEARNING_RATE)}
 
 
 def knob_key(setting: str, run: Run) -> str:

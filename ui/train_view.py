@@ -70,7 +70,7 @@ def build_view(store: RunStore, run_id: str, live: bool) -> RunView | None:
     asked = store.requests(run_id) if run.active else None
     pending = asked.asked if asked else None
     values = live_values(run, history, pending) if run.active else {}
-    held = held_values(run, history, pending) if run.active else {}
+    held = held_values(values, run, history, pending)
     return RunView(run, history, log, history.steps[-1].elapsed if history.steps else None, values, held)
 
 

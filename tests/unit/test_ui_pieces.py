@@ -254,7 +254,8 @@ def test_a_schedules_moving_rate_leaves_the_train_header_as_drawn_but_a_rate_som
     def state(run, step, changes=(), asked=None):
         run = replace(run, status="running", step=step, total_steps=1000)
         h = History([], [], [], [SettingEvent(s, "learning_rate", v) for s, v in changes], 100)
-        return header_state(RunView(run, h, "", None, live_values(run, h, asked), held_values(run, h, asked)))
+        values = live_values(run, h, asked)
+        return header_state(RunView(run, h, "", None, values, held_values(values, run, h, asked)))
 
     cosine = store.get(store.create_run(TrainConfig(network="mlp", epochs=10, lr_schedule="cosine", optimizer="momentum")))
     assert live_values(replace(cosine, step=10, total_steps=1000), History([], [], [], [], 100))["learning_rate"] \
@@ -274,7 +275,8 @@ def test_a_schedules_moving_rate_leaves_the_train_header_as_drawn_but_a_rate_som
     def label(run, step, changes=()):
         run = replace(run, status="running", step=step, total_steps=1000)
         h = History([], [], [], [SettingEvent(s, "learning_rate", v) for s, v in changes], 100)
-        return rate_label(live_values(run, h), held_values(run, h))
+        values = live_values(run, h)
+        return rate_label(values, held_values(values, run, h))
 
     assert label(cosine, 10) == label(cosine, 500) == "📈 rate: on its schedule"
     assert label(cosine, 600, changes=[(550, 0.02)]) == "📈 rate 0.02"
